@@ -1,0 +1,88 @@
+#ifndef CARREL_SHIM_H
+#define CARREL_SHIM_H
+
+// The one place the compositor imports C from. wlroots 0.15 only exposes its
+// unstable API with this define; keep every wlroots-version-specific include
+// here so a port to 0.17+ touches few places.
+#define WLR_USE_UNSTABLE 1
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+#include <wayland-server-core.h>
+#include <wayland-server-protocol.h>
+#include <xkbcommon/xkbcommon.h>
+#include <systemd/sd-daemon.h>
+
+#include "xdg-shell-protocol.h"
+
+#include <wlr/backend.h>
+#include <wlr/backend/headless.h>
+#include <wlr/backend/multi.h>
+#include <wlr/backend/wayland.h>
+#include <wlr/backend/x11.h>
+#include <wlr/render/allocator.h>
+#include <wlr/render/wlr_renderer.h>
+#include <wlr/types/wlr_compositor.h>
+#include <wlr/types/wlr_cursor.h>
+#include <wlr/types/wlr_data_device.h>
+#include <wlr/types/wlr_idle.h>
+#include <wlr/types/wlr_idle_inhibit_v1.h>
+#include <wlr/types/wlr_input_device.h>
+#include <wlr/types/wlr_keyboard.h>
+#include <wlr/types/wlr_output.h>
+#include <wlr/types/wlr_output_layout.h>
+#include <wlr/types/wlr_pointer.h>
+#include <wlr/types/wlr_presentation_time.h>
+#include <wlr/types/wlr_primary_selection.h>
+#include <wlr/types/wlr_primary_selection_v1.h>
+#include <wlr/types/wlr_scene.h>
+#include <wlr/types/wlr_seat.h>
+#include <wlr/types/wlr_touch.h>
+#include <wlr/types/wlr_viewporter.h>
+#include <wlr/types/wlr_xcursor_manager.h>
+#include <wlr/types/wlr_xdg_decoration_v1.h>
+#include <wlr/types/wlr_xdg_output_v1.h>
+#include <wlr/types/wlr_xdg_shell.h>
+#include <wlr/util/box.h>
+#include <wlr/util/log.h>
+
+// MARK: - Listener trampoline
+//
+// Swift cannot use wl_container_of (a macro). A carrel_listener embeds the
+// wl_listener and carries a callback plus an opaque context; the trampoline in
+// shim.c is the only wl_container_of in the project.
+struct carrel_listener {
+    struct wl_listener listener;
+    void (*callback)(void *context, void *data);
+    void *context;
+};
+
+/// Prepares `l` to call `callback(context, data)` and adds it to `signal`.
+void carrel_listener_connect(struct carrel_listener *l, struct wl_signal *signal,
+                             void (*callback)(void *context, void *data), void *context);
+/// Prepares `l` like carrel_listener_connect, for a client's destruction.
+void carrel_listener_connect_client_destroy(struct carrel_listener *l, struct wl_client *client,
+                                            void (*callback)(void *context, void *data), void *context);
+/// Removes `l` from whatever signal it is on; safe to call twice.
+void carrel_listener_disconnect(struct carrel_listener *l);
+
+// MARK: - Logging
+//
+// wlroots logs through a printf-style callback with a va_list; Swift cannot
+// format C varargs portably, so the shim formats and hands over a string.
+typedef void (*carrel_log_sink)(int importance, const char *message);
+/// Routes wlroots' own log lines to `sink` at `verbosity` (enum wlr_log_importance).
+void carrel_log_init(int verbosity, carrel_log_sink sink);
+/// Logs one preformatted line through wlroots' logger (_wlr_vlog).
+void carrel_log(int importance, const char *message);
+
+// MARK: - Small accessors Swift cannot express
+
+/// The interface name of a global, for the global filter.
+const char *carrel_global_interface_name(const struct wl_global *global);
+
+/// Current CLOCK_MONOTONIC as a timespec (frame-done timestamps).
+struct timespec carrel_now(void);
+
+#endif

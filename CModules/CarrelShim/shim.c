@@ -1,0 +1,70 @@
+#include "CarrelShim.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static void carrel_listener_notify(struct wl_listener *listener, void *data) {
+    struct carrel_listener *l = wl_container_of(listener, l, listener);
+    l->callback(l->context, data);
+}
+
+void carrel_listener_connect(struct carrel_listener *l, struct wl_signal *signal,
+                             void (*callback)(void *context, void *data), void *context) {
+    l->callback = callback;
+    l->context = context;
+    l->listener.notify = carrel_listener_notify;
+    wl_signal_add(signal, &l->listener);
+}
+
+void carrel_listener_connect_client_destroy(struct carrel_listener *l, struct wl_client *client,
+                                            void (*callback)(void *context, void *data), void *context) {
+    l->callback = callback;
+    l->context = context;
+    l->listener.notify = carrel_listener_notify;
+    wl_client_add_destroy_listener(client, &l->listener);
+}
+
+void carrel_listener_disconnect(struct carrel_listener *l) {
+    if (l->listener.link.next == NULL) {
+        return;
+    }
+    wl_list_remove(&l->listener.link);
+    l->listener.link.next = NULL;
+    l->listener.link.prev = NULL;
+}
+
+static carrel_log_sink log_sink;
+
+static void carrel_log_callback(enum wlr_log_importance importance, const char *fmt, va_list args) {
+    char line[1024];
+    vsnprintf(line, sizeof line, fmt, args);
+    if (log_sink) {
+        log_sink((int)importance, line);
+    }
+}
+
+void carrel_log_init(int verbosity, carrel_log_sink sink) {
+    log_sink = sink;
+    wlr_log_init((enum wlr_log_importance)verbosity, carrel_log_callback);
+}
+
+static void carrel_vlog(int importance, const char *fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    _wlr_vlog((enum wlr_log_importance)importance, fmt, args);
+    va_end(args);
+}
+
+void carrel_log(int importance, const char *message) {
+    carrel_vlog(importance, "%s", message);
+}
+
+const char *carrel_global_interface_name(const struct wl_global *global) {
+    return wl_global_get_interface(global)->name;
+}
+
+struct timespec carrel_now(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now;
+}

@@ -1,0 +1,76 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// wlroots' C API is imported through CarrelShim; the system-library targets
+// below only contribute pkg-config flags and link lines.
+let linkOnly: [Target] = [
+    .systemLibrary(name: "CWlrootsLib", path: "CModules/CWlrootsLib", pkgConfig: "wlroots",
+                   providers: [.apt(["libwlroots-dev"])]),
+    .systemLibrary(name: "CWaylandServerLib", path: "CModules/CWaylandServerLib", pkgConfig: "wayland-server",
+                   providers: [.apt(["libwayland-dev"])]),
+    .systemLibrary(name: "CWaylandClientLib", path: "CModules/CWaylandClientLib", pkgConfig: "wayland-client",
+                   providers: [.apt(["libwayland-dev"])]),
+    .systemLibrary(name: "CXkbcommonLib", path: "CModules/CXkbcommonLib", pkgConfig: "xkbcommon",
+                   providers: [.apt(["libxkbcommon-dev"])]),
+    .systemLibrary(name: "CSystemdLib", path: "CModules/CSystemdLib", pkgConfig: "libsystemd",
+                   providers: [.apt(["libsystemd-dev"])]),
+    .systemLibrary(name: "CPixmanLib", path: "CModules/CPixmanLib", pkgConfig: "pixman-1",
+                   providers: [.apt(["libpixman-1-dev"])]),
+]
+
+// Swift 5 mode for the targets that hold C pointers: they live on the one
+// Wayland event-loop thread, which strict Sendable checking cannot see.
+let cSideSettings: [SwiftSetting] = [.swiftLanguageMode(.v5)]
+
+let package = Package(
+    name: "Carrel",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "carrel", targets: ["carrel"]),
+        .library(name: "CarrelCore", targets: ["CarrelCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: linkOnly + [
+        .target(
+            name: "CarrelShim",
+            dependencies: ["CWlrootsLib", "CWaylandServerLib", "CXkbcommonLib", "CPixmanLib", "CSystemdLib"],
+            path: "CModules/CarrelShim",
+            sources: ["shim.c", "generated"],
+            publicHeadersPath: "include"
+        ),
+        .target(
+            name: "CarrelClientShim",
+            dependencies: ["CWaylandClientLib"],
+            path: "CModules/CarrelClientShim",
+            sources: ["shm.c", "generated"],
+            publicHeadersPath: "include"
+        ),
+        .target(name: "CarrelCore"),
+        .target(
+            name: "CarrelCompositor",
+            dependencies: ["CarrelCore", "CarrelShim", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: cSideSettings
+        ),
+        .executableTarget(
+            name: "carrel",
+            dependencies: [
+                "CarrelCompositor", "CarrelCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: cSideSettings
+        ),
+        // A small Wayland client for tests and benchmarks: paints a solid colour
+        // or animates, and timestamps its milestones with CLOCK_MONOTONIC.
+        .executableTarget(
+            name: "carrel-paint",
+            dependencies: ["CarrelClientShim"],
+            path: "Sources/carrel-paint",
+            swiftSettings: cSideSettings
+        ),
+        .testTarget(name: "CarrelCoreTests", dependencies: ["CarrelCore"]),
+    ]
+)

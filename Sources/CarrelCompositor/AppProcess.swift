@@ -1,0 +1,129 @@
+import Glibc
+import Logging
+
+/// How the app ended, from waitpid's status word.
+public struct AppExit: Equatable, CustomStringConvertible {
+    public enum Kind: Equatable { case exited(Int32), signaled(Int32) }
+    public let kind: Kind
+
+    init(waitStatus status: Int32) {
+        // WIFEXITED / WEXITSTATUS / WTERMSIG are macros Swift cannot import.
+        let signal = status & 0x7f
+        kind = signal == 0 ? .exited((status >> 8) & 0xff) : .signaled(signal)
+    }
+
+    /// Carrel's own exit status: the app's, or 128+N when a signal killed it,
+    /// as shells report it.
+    public var carrelExitStatus: Int32 {
+        switch kind {
+        case .exited(let code): return code
+        case .signaled(let signal): return 128 + signal
+        }
+    }
+
+    public var description: String {
+        switch kind {
+        case .exited(let code): return "status \(code)"
+        case .signaled(let signal): return "killed by signal \(signal)"
+        }
+    }
+}
+
+/// The exam app Carrel launched, watched by its own pid: a detached
+/// grandchild it leaves behind does not keep Carrel alive.
+final class AppProcess {
+    let pid: pid_t
+    private let logger: Logger
+    private var exited = false
+
+    private init(pid: pid_t, logger: Logger) {
+        self.pid = pid
+        self.logger = logger
+    }
+
+    static func launch(_ command: [String], appSocket: String, logger: Logger) throws -> AppProcess {
+        var environment: [String: String] = [:]
+        for (key, value) in ProcessEnvironment.current() { environment[key] = value }
+        // The app and its children reach Carrel only through the app socket.
+        environment["WAYLAND_DISPLAY"] = appSocket
+        environment.removeValue(forKey: "WAYLAND_SOCKET")
+        // No Xwayland: X11 clients could read every other client's input.
+        environment.removeValue(forKey: "DISPLAY")
+        environment.removeValue(forKey: "NOTIFY_SOCKET")
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // Carrel blocks SIGCHLD/SIGTERM/SIGINT for its signalfd; the app must
+        // start with the ordinary mask and dispositions.
+        var emptySet = sigset_t()
+        sigemptyset(&emptySet)
+        posix_spawnattr_setsigmask(&attributes, &emptySet)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGCHLD, SIGTERM, SIGINT, SIGPIPE] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let argv = command.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let result = posix_spawnp(&pid, command[0], nil, &attributes, argv, envp)
+        guard result == 0 else {
+            throw CompositorError.launch("\(command[0]): \(String(cString: strerror(result))); check the command exists and is executable")
+        }
+        logger.notice("launched app \(command[0]) as pid \(pid)")
+        return AppProcess(pid: pid, logger: logger)
+    }
+
+    /// Reaps the app if it has exited; nil while it runs.
+    func reap() -> AppExit? {
+        guard !exited else { return nil }
+        var status: Int32 = 0
+        let result = waitpid(pid, &status, WNOHANG)
+        guard result == pid else { return nil }
+        exited = true
+        return AppExit(waitStatus: status)
+    }
+
+    /// Asks the app to end, then kills it after `grace` seconds.
+    func terminate(grace: Double) {
+        guard !exited else { return }
+        kill(pid, SIGTERM)
+        let deadline = Self.monotonicSeconds() + grace
+        while Self.monotonicSeconds() < deadline {
+            if reap() != nil { return }
+            usleep(10_000)
+        }
+        logger.warning("app pid \(pid) ignored SIGTERM for \(grace)s; killing it")
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        exited = true
+    }
+
+    private static func monotonicSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+}
+
+enum ProcessEnvironment {
+    static func current() -> [(key: String, value: String)] {
+        var result: [(String, String)] = []
+        var pointer = environ
+        while let entry = pointer.pointee {
+            let text = String(cString: entry)
+            if let equals = text.firstIndex(of: "=") {
+                result.append((String(text[..<equals]), String(text[text.index(after: equals)...])))
+            }
+            pointer += 1
+        }
+        return result
+    }
+}

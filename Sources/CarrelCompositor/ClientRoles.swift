@@ -1,0 +1,131 @@
+import CarrelCore
+import CarrelShim
+import Glibc
+import Logging
+
+/// Gives every connection its role from the socket it came through (DESIGN §3)
+/// and answers libwayland's global filter from the Core role table.
+///
+/// The public socket is libwayland's own (`wl_display_add_socket_auto`); any
+/// client Carrel did not accept itself is therefore *untrusted* — the default
+/// fails closed. The app socket is a listening socket Carrel accepts on by
+/// hand, in a 0700 directory of its own, so it can record the role at accept.
+final class ClientRoles {
+    private let display: OpaquePointer
+    private let access: GlobalAccess
+    private let logger: Logger
+    private var roles: [OpaquePointer: Role] = [:]
+    private var clientListeners: [OpaquePointer: Listener] = [:]
+    private var appListenFD: Int32 = -1
+    private var appAcceptSource: OpaquePointer?
+    private(set) var appSocketPath: String?
+    private var appSocketDirectory: String?
+
+    init(display: OpaquePointer, access: GlobalAccess, logger: Logger) {
+        self.display = display
+        self.access = access
+        self.logger = logger
+        wl_display_set_global_filter(display, { client, global, data in
+            let roles = Unmanaged<ClientRoles>.fromOpaque(data!).takeUnretainedValue()
+            return roles.isVisible(global: global!, to: client!)
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    func role(of client: OpaquePointer) -> Role {
+        roles[client] ?? .untrusted
+    }
+
+    private func isVisible(global: OpaquePointer, to client: OpaquePointer) -> Bool {
+        let interface = String(cString: carrel_global_interface_name(global))
+        let role = role(of: client)
+        let decision = access.decision(interface: interface, role: role)
+        if decision == .hidden(.unclassified) {
+            // Every global Carrel creates must be in the role table; meeting an
+            // unclassified one means a new global slipped in without a decision.
+            logger.error("global \(interface) is not classified in the role table; hidden from every client")
+            assertionFailure("unclassified global \(interface)")
+        }
+        return decision.isVisible
+    }
+
+    /// Opens the app socket under `runtimeDirectory`; returns its absolute path.
+    func openAppSocket(runtimeDirectory: String) throws -> String {
+        let directory = "\(runtimeDirectory)/carrel-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        guard mkdir(directory, 0o700) == 0 else {
+            throw CompositorError.socket("cannot create \(directory): \(String(cString: strerror(errno)))")
+        }
+        appSocketDirectory = directory
+        let path = "\(directory)/app"
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw CompositorError.socket("socket(): \(String(cString: strerror(errno)))") }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard path.utf8.count < capacity else {
+            Glibc.close(fd)
+            throw CompositorError.socket("app socket path \(path) is longer than \(capacity - 1) bytes; use a shorter XDG_RUNTIME_DIR")
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: path.utf8)
+            raw[path.utf8.count] = 0
+        }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard bound == 0, listen(fd, 128) == 0 else {
+            let message = String(cString: strerror(errno))
+            Glibc.close(fd)
+            throw CompositorError.socket("cannot listen on \(path): \(message)")
+        }
+        appListenFD = fd
+        appSocketPath = path
+        let loop = wl_display_get_event_loop(display)
+        appAcceptSource = wl_event_loop_add_fd(loop, fd, UInt32(WL_EVENT_READABLE), { fd, _, data in
+            Unmanaged<ClientRoles>.fromOpaque(data!).takeUnretainedValue().acceptAppClients(fd)
+            return 0
+        }, Unmanaged.passUnretained(self).toOpaque())
+        return path
+    }
+
+    private func acceptAppClients(_ listenFD: Int32) {
+        while true {
+            let fd = accept(listenFD, nil, nil)
+            if fd < 0 { return }
+            // The app's children must not inherit the connection by accident.
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            guard let client = wl_client_create(display, fd) else {
+                logger.error("could not create a client for an app connection")
+                Glibc.close(fd)
+                continue
+            }
+            assign(.app, to: client)
+        }
+    }
+
+    private func assign(_ role: Role, to client: OpaquePointer) {
+        roles[client] = role
+        let listener = Listener(clientDestroyOf: client) { [weak self] _ in
+            self?.forget(client)
+        }
+        clientListeners[client] = listener
+        logger.debug("client connected with role \(role)")
+    }
+
+    private func forget(_ client: OpaquePointer) {
+        roles[client] = nil
+        clientListeners.removeValue(forKey: client)?.disconnect()
+    }
+
+    func close() {
+        if let source = appAcceptSource { wl_event_source_remove(source) }
+        appAcceptSource = nil
+        if appListenFD >= 0 { Glibc.close(appListenFD) }
+        appListenFD = -1
+        if let path = appSocketPath { unlink(path) }
+        if let directory = appSocketDirectory { rmdir(directory) }
+        appSocketPath = nil
+        appSocketDirectory = nil
+    }
+}

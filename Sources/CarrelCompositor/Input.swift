@@ -1,0 +1,196 @@
+import CarrelCore
+import CarrelShim
+import Logging
+
+/// The seat: keyboards, the pointer (through wlr_cursor), touch, the cursor
+/// image. A headless seat starts with no keyboard at all, so nothing here may
+/// assume one exists.
+final class Input {
+    let seat: UnsafeMutablePointer<wlr_seat>
+    let cursor: UnsafeMutablePointer<wlr_cursor>
+    private let cursorManager: UnsafeMutablePointer<wlr_xcursor_manager>
+    private unowned let server: Server
+    private var listeners = ListenerBag()
+    private var keyboards: [Keyboard] = []
+    private var hasPointer = false
+    private var hasTouch = false
+
+    init(server: Server) {
+        self.server = server
+        seat = wlr_seat_create(server.display, "seat0")!
+        cursor = wlr_cursor_create()!
+        wlr_cursor_attach_output_layout(cursor, server.outputLayout)
+        // XCURSOR_THEME / XCURSOR_SIZE are honoured through the nil theme.
+        cursorManager = wlr_xcursor_manager_create(nil, 24)!
+        wlr_xcursor_manager_load(cursorManager, 1)
+
+        listeners.on(&server.backend.pointee.events.new_input) { [unowned self] data in
+            handleNewInput(data!.assumingMemoryBound(to: wlr_input_device.self))
+        }
+        listeners.on(&cursor.pointee.events.motion) { [unowned self] data in
+            let event = data!.assumingMemoryBound(to: wlr_event_pointer_motion.self).pointee
+            wlr_cursor_move(cursor, event.device, event.delta_x, event.delta_y)
+            pointerMoved(time: event.time_msec)
+        }
+        listeners.on(&cursor.pointee.events.motion_absolute) { [unowned self] data in
+            let event = data!.assumingMemoryBound(to: wlr_event_pointer_motion_absolute.self).pointee
+            wlr_cursor_warp_absolute(cursor, event.device, event.x, event.y)
+            pointerMoved(time: event.time_msec)
+        }
+        listeners.on(&cursor.pointee.events.button) { [unowned self] data in
+            let event = data!.assumingMemoryBound(to: wlr_event_pointer_button.self).pointee
+            wlr_seat_pointer_notify_button(seat, event.time_msec, event.button, event.state)
+        }
+        listeners.on(&cursor.pointee.events.axis) { [unowned self] data in
+            let event = data!.assumingMemoryBound(to: wlr_event_pointer_axis.self).pointee
+            wlr_seat_pointer_notify_axis(seat, event.time_msec, event.orientation, event.delta,
+                                         event.delta_discrete, event.source)
+        }
+        listeners.on(&cursor.pointee.events.frame) { [unowned self] _ in
+            wlr_seat_pointer_notify_frame(seat)
+        }
+        listeners.on(&cursor.pointee.events.touch_down) { [unowned self] data in
+            let event = data!.assumingMemoryBound(to: wlr_event_touch_down.self).pointee
+            var lx = 0.0, ly = 0.0
+            wlr_cursor_absolute_to_layout_coords(cursor, event.device, event.x, event.y, &lx, &ly)
+            if let hit = server.surface(atLayoutX: lx, y: ly) {
+                wlr_seat_touch_notify_down(seat, hit.surface, event.time_msec, event.touch_id, hit.sx, hit.sy)
+            }
+        }
+        listeners.on(&cursor.pointee.events.touch_motion) { [unowned self] data in
+            let event = data!.assumingMemoryBound(to: wlr_event_touch_motion.self).pointee
+            var lx = 0.0, ly = 0.0
+            wlr_cursor_absolute_to_layout_coords(cursor, event.device, event.x, event.y, &lx, &ly)
+            if let hit = server.surface(atLayoutX: lx, y: ly) {
+                wlr_seat_touch_notify_motion(seat, event.time_msec, event.touch_id, hit.sx, hit.sy)
+            }
+        }
+        listeners.on(&cursor.pointee.events.touch_up) { [unowned self] data in
+            let event = data!.assumingMemoryBound(to: wlr_event_touch_up.self).pointee
+            wlr_seat_touch_notify_up(seat, event.time_msec, event.touch_id)
+        }
+        listeners.on(&cursor.pointee.events.touch_frame) { [unowned self] _ in
+            wlr_seat_touch_notify_frame(seat)
+        }
+        listeners.on(&seat.pointee.events.request_set_cursor) { [unowned self] data in
+            let event = data!.assumingMemoryBound(to: wlr_seat_pointer_request_set_cursor_event.self).pointee
+            // Only the client under the pointer may change the cursor image.
+            if event.seat_client == seat.pointee.pointer_state.focused_client {
+                wlr_cursor_set_surface(cursor, event.surface, event.hotspot_x, event.hotspot_y)
+            }
+        }
+        listeners.on(&seat.pointee.events.request_set_selection) { [unowned self] data in
+            let event = data!.assumingMemoryBound(to: wlr_seat_request_set_selection_event.self).pointee
+            wlr_seat_set_selection(seat, event.source, event.serial)
+        }
+        listeners.on(&seat.pointee.events.request_set_primary_selection) { [unowned self] data in
+            let event = data!.assumingMemoryBound(to: wlr_seat_request_set_primary_selection_event.self).pointee
+            wlr_seat_set_primary_selection(seat, event.source, event.serial)
+        }
+        updateCapabilities()
+    }
+
+    private func handleNewInput(_ device: UnsafeMutablePointer<wlr_input_device>) {
+        switch device.pointee.type {
+        case WLR_INPUT_DEVICE_KEYBOARD:
+            guard let keyboard = Keyboard(device: device, input: self) else { return }
+            keyboards.append(keyboard)
+            wlr_seat_set_keyboard(seat, device)
+            server.refocus()
+        case WLR_INPUT_DEVICE_POINTER:
+            wlr_cursor_attach_input_device(cursor, device)
+            hasPointer = true
+        case WLR_INPUT_DEVICE_TOUCH:
+            wlr_cursor_attach_input_device(cursor, device)
+            hasTouch = true
+        default:
+            break
+        }
+        updateCapabilities()
+    }
+
+    func keyboardDestroyed(_ keyboard: Keyboard) {
+        keyboards.removeAll { $0 === keyboard }
+        updateCapabilities()
+    }
+
+    private func updateCapabilities() {
+        var caps: UInt32 = 0
+        if hasPointer { caps |= WL_SEAT_CAPABILITY_POINTER.rawValue }
+        if !keyboards.isEmpty { caps |= WL_SEAT_CAPABILITY_KEYBOARD.rawValue }
+        if hasTouch { caps |= WL_SEAT_CAPABILITY_TOUCH.rawValue }
+        wlr_seat_set_capabilities(seat, caps)
+    }
+
+    private func pointerMoved(time: UInt32) {
+        if let hit = server.surface(atLayoutX: cursor.pointee.x, y: cursor.pointee.y) {
+            wlr_seat_pointer_notify_enter(seat, hit.surface, hit.sx, hit.sy)
+            wlr_seat_pointer_notify_motion(seat, time, hit.sx, hit.sy)
+        } else {
+            wlr_xcursor_manager_set_cursor_image(cursorManager, "left_ptr", cursor)
+            wlr_seat_pointer_notify_clear_focus(seat)
+        }
+    }
+
+    /// Gives keyboard focus to `surface`, or takes it away when nil.
+    func focusKeyboard(on surface: UnsafeMutablePointer<wlr_surface>?) {
+        guard let surface else {
+            wlr_seat_keyboard_notify_clear_focus(seat)
+            return
+        }
+        if let keyboard = wlr_seat_get_keyboard(seat) {
+            wlr_seat_keyboard_notify_enter(seat, surface, &keyboard.pointee.keycodes.0,
+                                           keyboard.pointee.num_keycodes, &keyboard.pointee.modifiers)
+        } else {
+            // No keyboard yet (headless): remember the focus so a keyboard that
+            // appears later enters the right surface.
+            wlr_seat_keyboard_notify_enter(seat, surface, nil, 0, nil)
+        }
+    }
+
+    func destroy() {
+        for keyboard in keyboards { keyboard.detach() }
+        keyboards.removeAll()
+        listeners.disconnectAll()
+        wlr_xcursor_manager_destroy(cursorManager)
+        wlr_cursor_destroy(cursor)
+    }
+}
+
+/// One keyboard device with its keymap (from XKB_DEFAULT_* through xkbcommon).
+final class Keyboard {
+    let device: UnsafeMutablePointer<wlr_input_device>
+    private unowned let input: Input
+    private var listeners = ListenerBag()
+
+    init?(device: UnsafeMutablePointer<wlr_input_device>, input: Input) {
+        self.device = device
+        self.input = input
+        let keyboard = device.pointee.keyboard!
+        guard let context = xkb_context_new(XKB_CONTEXT_NO_FLAGS) else { return nil }
+        defer { xkb_context_unref(context) }
+        // nil rule names: xkbcommon reads XKB_DEFAULT_RULES/MODEL/LAYOUT/VARIANT/OPTIONS.
+        guard let keymap = xkb_keymap_new_from_names(context, nil, XKB_KEYMAP_COMPILE_NO_FLAGS) else { return nil }
+        defer { xkb_keymap_unref(keymap) }
+        wlr_keyboard_set_keymap(keyboard, keymap)
+        wlr_keyboard_set_repeat_info(keyboard, 25, 600)
+
+        listeners.on(&keyboard.pointee.events.modifiers) { [unowned self] _ in
+            wlr_seat_set_keyboard(input.seat, self.device)
+            wlr_seat_keyboard_notify_modifiers(input.seat, &self.device.pointee.keyboard.pointee.modifiers)
+        }
+        listeners.on(&keyboard.pointee.events.key) { [unowned self] data in
+            let event = data!.assumingMemoryBound(to: wlr_event_keyboard_key.self).pointee
+            wlr_seat_set_keyboard(input.seat, self.device)
+            wlr_seat_keyboard_notify_key(input.seat, event.time_msec, event.keycode, event.state.rawValue)
+        }
+        listeners.on(&device.pointee.events.destroy) { [unowned self] _ in
+            detach()
+            input.keyboardDestroyed(self)
+        }
+    }
+
+    func detach() {
+        listeners.disconnectAll()
+    }
+}

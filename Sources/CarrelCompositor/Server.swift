@@ -1,0 +1,394 @@
+import CarrelCore
+import CarrelShim
+import Glibc
+import Logging
+
+/// What the composition root hands the compositor.
+public struct CompositorOptions {
+    /// The exam app and its arguments; empty runs the compositor alone.
+    public var app: [String]
+    /// Written with the public socket name once clients can connect.
+    public var readyFD: Int32?
+    /// Which globals each role sees.
+    public var access: GlobalAccess
+    public var logLevel: Logger.Level
+
+    public init(app: [String], readyFD: Int32?, access: GlobalAccess = .standard, logLevel: Logger.Level = .info) {
+        self.app = app
+        self.readyFD = readyFD
+        self.access = access
+        self.logLevel = logLevel
+    }
+}
+
+/// The compositor: owns the Wayland display, the wlroots objects and every
+/// Swift handle that holds a wlroots pointer.
+///
+/// Threading: everything here runs on the one thread that calls `run()`,
+/// inside libwayland's event loop; signals (SIGCHLD, SIGTERM, SIGINT) arrive
+/// as loop events through signalfd, so no other thread touches this state.
+public final class Server {
+    let display: OpaquePointer
+    let backend: UnsafeMutablePointer<wlr_backend>
+    let renderer: UnsafeMutablePointer<wlr_renderer>
+    let allocator: UnsafeMutablePointer<wlr_allocator>
+    let scene: UnsafeMutablePointer<wlr_scene>
+    let outputLayout: UnsafeMutablePointer<wlr_output_layout>
+    let xdgShell: UnsafeMutablePointer<wlr_xdg_shell>
+    private(set) var input: Input!
+    let logger: Logger
+    private let options: CompositorOptions
+    private let roles: ClientRoles
+    /// Scene layers, bottom to top: untrusted clients' windows under the app's.
+    private let untrustedLayer: UnsafeMutablePointer<wlr_scene_tree>
+    private let appLayer: UnsafeMutablePointer<wlr_scene_tree>
+
+    private var listeners = ListenerBag()
+    private var outputs: [Output] = []
+    /// Toplevels in stacking order, bottom to top.
+    private var stack: [View] = []
+    private var views: [UnsafeMutablePointer<wlr_xdg_surface>: View] = [:]
+    private var decorations: [Decoration] = []
+    private var nextWindowID: UInt64 = 1
+    private var signalSources: [OpaquePointer] = []
+    private var app: AppProcess?
+    private var exitStatus: Int32 = 0
+    private(set) public var publicSocketName: String = ""
+
+    public init(options: CompositorOptions, logger: Logger) throws {
+        self.options = options
+        self.logger = logger
+        WlrootsLog.install(level: options.logLevel)
+
+        display = wl_display_create()
+        guard let backend = wlr_backend_autocreate(display) else {
+            throw CompositorError.backend("wlroots found no usable backend; for a headless run set WLR_BACKENDS=headless WLR_RENDERER=pixman, for a window run under X11 or Wayland")
+        }
+        self.backend = backend
+        guard let renderer = wlr_renderer_autocreate(backend) else {
+            throw CompositorError.backend("no renderer; without a GPU set WLR_RENDERER=pixman")
+        }
+        self.renderer = renderer
+        wlr_renderer_init_wl_display(renderer, display)
+        guard let allocator = wlr_allocator_autocreate(backend, renderer) else {
+            throw CompositorError.backend("no buffer allocator for this backend and renderer")
+        }
+        self.allocator = allocator
+
+        // wl_compositor; wlroots 0.15 creates wl_subcompositor with it.
+        wlr_compositor_create(display, renderer)
+        wlr_data_device_manager_create(display)
+        wlr_primary_selection_v1_device_manager_create(display)
+
+        outputLayout = wlr_output_layout_create()
+        wlr_xdg_output_manager_v1_create(display, outputLayout)
+        scene = wlr_scene_create()
+        // Also creates and positions a scene output for every layout output.
+        wlr_scene_attach_output_layout(scene, outputLayout)
+        untrustedLayer = wlr_scene_tree_create(&scene.pointee.node)
+        appLayer = wlr_scene_tree_create(&scene.pointee.node)
+
+        let presentation = wlr_presentation_create(display, backend)
+        wlr_scene_set_presentation(scene, presentation)
+        wlr_viewporter_create(display)
+        wlr_idle_inhibit_v1_create(display)
+
+        xdgShell = wlr_xdg_shell_create(display)
+        let decorationManager = wlr_xdg_decoration_manager_v1_create(display)!
+
+        roles = ClientRoles(display: display, access: options.access, logger: logger)
+
+        listeners.on(&backend.pointee.events.new_output) { [unowned self] data in
+            handleNewOutput(data!.assumingMemoryBound(to: wlr_output.self))
+        }
+        listeners.on(&xdgShell.pointee.events.new_surface) { [unowned self] data in
+            handleNewXdgSurface(data!.assumingMemoryBound(to: wlr_xdg_surface.self))
+        }
+        listeners.on(&decorationManager.pointee.events.new_toplevel_decoration) { [unowned self] data in
+            let decoration = Decoration(data!.assumingMemoryBound(to: wlr_xdg_toplevel_decoration_v1.self), server: self)
+            decorations.append(decoration)
+        }
+        input = Input(server: self)
+    }
+
+    // MARK: - Running
+
+    /// Starts the backend, opens the sockets, launches the app, and runs the
+    /// event loop until the app exits or a signal asks Carrel to stop.
+    /// Returns the process exit status Carrel should end with.
+    public func run() throws -> Int32 {
+        let runtimeDirectory = try Self.runtimeDirectory()
+        guard let socket = wl_display_add_socket_auto(display) else {
+            throw CompositorError.socket("no free wayland-N name in \(runtimeDirectory)")
+        }
+        publicSocketName = String(cString: socket)
+        let appSocket = try roles.openAppSocket(runtimeDirectory: runtimeDirectory)
+
+        guard wlr_backend_start(backend) else {
+            throw CompositorError.backend("the backend did not start (no seat, no outputs, or no access to them)")
+        }
+        installSignalHandlers()
+
+        if !options.app.isEmpty {
+            app = try AppProcess.launch(options.app, appSocket: appSocket, logger: logger)
+        }
+        logger.notice("listening on \(publicSocketName) (public) and \(appSocket) (app)")
+        Readiness.announce(socketName: publicSocketName, readyFD: options.readyFD, logger: logger)
+
+        wl_display_run(display)
+        return exitStatus
+    }
+
+    private static func runtimeDirectory() throws -> String {
+        guard let value = getenv("XDG_RUNTIME_DIR"), value.pointee != 0 else {
+            throw CompositorError.socket("XDG_RUNTIME_DIR is not set; set it to a private directory (mode 0700) owned by this user")
+        }
+        return String(cString: value)
+    }
+
+    private func installSignalHandlers() {
+        let loop = wl_display_get_event_loop(display)
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        for signal in [SIGTERM, SIGINT] {
+            if let source = wl_event_loop_add_signal(loop, signal, { number, data in
+                let server = Unmanaged<Server>.fromOpaque(data!).takeUnretainedValue()
+                server.logger.notice("received signal \(number); shutting down")
+                server.stop(status: 0)
+                return 0
+            }, context) {
+                signalSources.append(source)
+            }
+        }
+        if let source = wl_event_loop_add_signal(loop, SIGCHLD, { _, data in
+            Unmanaged<Server>.fromOpaque(data!).takeUnretainedValue().handleChildExit()
+            return 0
+        }, context) {
+            signalSources.append(source)
+        }
+    }
+
+    private func handleChildExit() {
+        guard let app, let status = app.reap() else { return }
+        logger.notice("app exited: \(status.description)")
+        self.app = nil
+        stop(status: status.carrelExitStatus)
+    }
+
+    /// Ends the event loop; `run()` then returns `status`.
+    func stop(status: Int32) {
+        exitStatus = status
+        wl_display_terminate(display)
+    }
+
+    /// Tears everything down in the order wlroots requires: clients first (so
+    /// their surfaces go before the outputs and scene), then the backend.
+    public func shutdown() {
+        if let app {
+            app.terminate(grace: 2.0)
+            self.app = nil
+        }
+        for source in signalSources { wl_event_source_remove(source) }
+        signalSources.removeAll()
+        roles.close()
+        wl_display_destroy_clients(display)
+        for decoration in decorations { decoration.detach() }
+        decorations.removeAll()
+        input.destroy()
+        listeners.disconnectAll()
+        wlr_backend_destroy(backend)
+        wlr_scene_node_destroy(&scene.pointee.node)
+        wlr_allocator_destroy(allocator)
+        wlr_renderer_destroy(renderer)
+        wlr_output_layout_destroy(outputLayout)
+        wl_display_destroy(display)
+    }
+
+    // MARK: - Outputs
+
+    private func handleNewOutput(_ wlrOutput: UnsafeMutablePointer<wlr_output>) {
+        wlr_output_init_render(wlrOutput, allocator, renderer)
+        if let mode = wlr_output_preferred_mode(wlrOutput) {
+            wlr_output_set_mode(wlrOutput, mode)
+        }
+        wlr_output_enable(wlrOutput, true)
+        guard wlr_output_commit(wlrOutput) else {
+            logger.error("output \(String(cString: wlrOutput.pointee.name)) could not be enabled")
+            return
+        }
+        let output = Output(wlrOutput, server: self)
+        outputs.append(output)
+        wlr_output_layout_add_auto(outputLayout, wlrOutput)
+        logger.info("output \(output.name) \(wlrOutput.pointee.width)x\(wlrOutput.pointee.height)")
+        replaceAll()
+    }
+
+    func outputDestroyed(_ output: Output) {
+        outputs.removeAll { $0 === output }
+        replaceAll()
+    }
+
+    /// The primary output's box in layout coordinates: the first output still
+    /// present. Nil when there is none (everything waits for one).
+    var primaryOutputBox: Rect? {
+        guard let output = outputs.first else { return nil }
+        // wlroots 0.15 returns a pointer to an internal box (0.16+ fills one in).
+        guard let box = wlr_output_layout_get_box(outputLayout, output.wlrOutput)?.pointee else { return nil }
+        return Rect(x: Int(box.x), y: Int(box.y), width: Int(box.width), height: Int(box.height))
+    }
+
+    // MARK: - Windows
+
+    private func handleNewXdgSurface(_ xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>) {
+        switch xdgSurface.pointee.role {
+        case WLR_XDG_SURFACE_ROLE_POPUP:
+            addPopup(xdgSurface)
+        case WLR_XDG_SURFACE_ROLE_TOPLEVEL:
+            let client = wl_resource_get_client(xdgSurface.pointee.resource)!
+            let role = roles.role(of: client)
+            let layer = role == .untrusted ? untrustedLayer : appLayer
+            let view = View(id: WindowID(nextWindowID), role: role, xdgSurface: xdgSurface,
+                            parentNode: &layer.pointee.node, server: self)
+            nextWindowID += 1
+            views[xdgSurface] = view
+            logger.debug("new toplevel \(view.id) of role \(role)")
+        default:
+            break
+        }
+    }
+
+    /// Popups hang in their parent's scene subtree and are kept on the output.
+    private func addPopup(_ xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>) {
+        guard let parentSurface = xdgSurface.pointee.popup.pointee.parent,
+              wlr_surface_is_xdg_surface(parentSurface),
+              let parent = wlr_xdg_surface_from_wlr_surface(parentSurface),
+              let parentNode = parent.pointee.data?.assumingMemoryBound(to: wlr_scene_node.self) else {
+            return
+        }
+        let node = wlr_scene_xdg_surface_create(parentNode, xdgSurface)
+        xdgSurface.pointee.data = UnsafeMutableRawPointer(node)
+        // The unconstrain box is in the toplevel's coordinate space.
+        var toplevel = parent
+        while toplevel.pointee.role == WLR_XDG_SURFACE_ROLE_POPUP,
+              let next = toplevel.pointee.popup.pointee.parent.flatMap({ wlr_xdg_surface_from_wlr_surface($0) }) {
+            toplevel = next
+        }
+        guard let view = views[toplevel], let output = primaryOutputBox else { return }
+        var lx: Int32 = 0, ly: Int32 = 0
+        wlr_scene_node_coords(view.sceneNode, &lx, &ly)
+        var box = wlr_box(x: Int32(output.x) - lx, y: Int32(output.y) - ly,
+                          width: Int32(output.width), height: Int32(output.height))
+        wlr_xdg_popup_unconstrain_from_box(xdgSurface.pointee.popup, &box)
+    }
+
+    func view(for xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>) -> View? {
+        views[xdgSurface]
+    }
+
+    /// Sends the kiosk size with the first configure. Dialogs choose their size.
+    func placeBeforeMap(_ view: View) {
+        guard view.parentView == nil, let output = primaryOutputBox else { return }
+        let placement = Placement.toplevel(output: output, parent: nil, requested: Size(width: 0, height: 0))
+        wlr_xdg_toplevel_set_fullscreen(view.xdgSurface, true)
+        wlr_xdg_toplevel_set_size(view.xdgSurface, UInt32(placement.rect.width), UInt32(placement.rect.height))
+        wlr_scene_node_set_position(view.sceneNode, Int32(placement.rect.x), Int32(placement.rect.y))
+    }
+
+    /// Re-applies placement after the outputs changed.
+    private func replaceAll() {
+        for view in stack where view.isMapped { place(view) }
+        for view in views.values where !view.isMapped { placeBeforeMap(view) }
+    }
+
+    private func place(_ view: View) {
+        guard let output = primaryOutputBox else { return }
+        var geometry = wlr_box()
+        wlr_xdg_surface_get_geometry(view.xdgSurface, &geometry)
+        let parentRect = view.parentView.map { parent -> Rect in
+            var lx: Int32 = 0, ly: Int32 = 0
+            wlr_scene_node_coords(parent.sceneNode, &lx, &ly)
+            var g = wlr_box()
+            wlr_xdg_surface_get_geometry(parent.xdgSurface, &g)
+            return Rect(x: Int(lx), y: Int(ly), width: Int(g.width), height: Int(g.height))
+        }
+        let placement = Placement.toplevel(output: output, parent: parentRect,
+                                           requested: Size(width: Int(geometry.width), height: Int(geometry.height)))
+        switch placement {
+        case .fullscreen(let rect):
+            wlr_xdg_toplevel_set_fullscreen(view.xdgSurface, true)
+            wlr_xdg_toplevel_set_size(view.xdgSurface, UInt32(rect.width), UInt32(rect.height))
+            wlr_scene_node_set_position(view.sceneNode, Int32(rect.x), Int32(rect.y))
+        case .floating(let rect):
+            wlr_scene_node_set_position(view.sceneNode, Int32(rect.x), Int32(rect.y))
+        }
+    }
+
+    func viewMapped(_ view: View) {
+        place(view)
+        stack.removeAll { $0 === view }
+        stack.append(view)
+        wlr_scene_node_raise_to_top(view.sceneNode)
+        logger.debug("mapped toplevel \(view.id) of role \(view.role)")
+        refocus()
+    }
+
+    func viewUnmapped(_ view: View) {
+        refocus()
+    }
+
+    func viewDestroyed(_ view: View) {
+        views[view.xdgSurface] = nil
+        stack.removeAll { $0 === view }
+        refocus()
+    }
+
+    /// Keyboard focus on the topmost app window (Core decides which).
+    func refocus() {
+        guard let input else { return }
+        let stacking = stack.filter { $0.role == .untrusted } + stack.filter { $0.role != .untrusted }
+        let target = Focus.target(stack: stacking.map(\.summary))
+        let targetView = stacking.first { $0.id == target }
+        for view in stack where view.isMapped {
+            wlr_xdg_toplevel_set_activated(view.xdgSurface, view === targetView)
+        }
+        input.focusKeyboard(on: targetView?.surface)
+    }
+
+    /// The surface under a layout point, with surface-local coordinates.
+    func surface(atLayoutX lx: Double, y ly: Double) -> (surface: UnsafeMutablePointer<wlr_surface>, sx: Double, sy: Double)? {
+        var sx = 0.0, sy = 0.0
+        guard let node = wlr_scene_node_at(&scene.pointee.node, lx, ly, &sx, &sy),
+              node.pointee.type == WLR_SCENE_NODE_SURFACE,
+              let sceneSurface = wlr_scene_surface_from_node(node) else { return nil }
+        return (sceneSurface.pointee.surface, sx, sy)
+    }
+}
+
+/// Asks every client for no client-side decorations: a kiosk draws none.
+final class Decoration {
+    private let decoration: UnsafeMutablePointer<wlr_xdg_toplevel_decoration_v1>
+    private var listeners = ListenerBag()
+    private unowned let server: Server
+
+    init(_ decoration: UnsafeMutablePointer<wlr_xdg_toplevel_decoration_v1>, server: Server) {
+        self.decoration = decoration
+        self.server = server
+        listeners.on(&decoration.pointee.events.request_mode) { [unowned self] _ in applyMode() }
+        listeners.on(&decoration.pointee.events.destroy) { [unowned self] _ in
+            detach()
+            server.decorationDestroyed(self)
+        }
+        applyMode()
+    }
+
+    private func applyMode() {
+        wlr_xdg_toplevel_decoration_v1_set_mode(decoration, WLR_XDG_TOPLEVEL_DECORATION_V1_MODE_SERVER_SIDE)
+    }
+
+    func detach() { listeners.disconnectAll() }
+}
+
+extension Server {
+    func decorationDestroyed(_ decoration: Decoration) {
+        decorations.removeAll { $0 === decoration }
+    }
+}

@@ -1,0 +1,70 @@
+import CarrelCore
+import CarrelShim
+
+/// One xdg toplevel and its scene node. Popups live in the toplevel's scene
+/// subtree, so they are shown and hidden with it.
+final class View {
+    let id: WindowID
+    let role: Role
+    let xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>
+    let sceneNode: UnsafeMutablePointer<wlr_scene_node>
+    private unowned let server: Server
+    private var listeners = ListenerBag()
+    private(set) var isMapped = false
+    private var isPlaced = false
+
+    init(id: WindowID, role: Role, xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>,
+         parentNode: UnsafeMutablePointer<wlr_scene_node>, server: Server) {
+        self.id = id
+        self.role = role
+        self.xdgSurface = xdgSurface
+        self.server = server
+        sceneNode = wlr_scene_xdg_surface_create(parentNode, xdgSurface)
+        // Popups find their parent's scene node through `data`.
+        xdgSurface.pointee.data = UnsafeMutableRawPointer(sceneNode)
+        listeners.on(&xdgSurface.pointee.surface.pointee.events.commit) { [unowned self] _ in handleCommit() }
+        listeners.on(&xdgSurface.pointee.events.map) { [unowned self] _ in handleMap() }
+        listeners.on(&xdgSurface.pointee.events.unmap) { [unowned self] _ in handleUnmap() }
+        listeners.on(&xdgSurface.pointee.events.destroy) { [unowned self] _ in handleDestroy() }
+        listeners.on(&xdgSurface.pointee.toplevel.pointee.events.request_fullscreen) { [unowned self] _ in
+            // Kiosk windows stay as placed; answer with a configure anyway, as
+            // xdg-shell requires one in reply to a request.
+            wlr_xdg_surface_schedule_configure(self.xdgSurface)
+        }
+        listeners.on(&xdgSurface.pointee.toplevel.pointee.events.request_maximize) { [unowned self] _ in
+            wlr_xdg_surface_schedule_configure(self.xdgSurface)
+        }
+    }
+
+    var surface: UnsafeMutablePointer<wlr_surface> { xdgSurface.pointee.surface }
+
+    var parentView: View? {
+        guard let parent = xdgSurface.pointee.toplevel.pointee.parent else { return nil }
+        return server.view(for: parent)
+    }
+
+    var summary: WindowSummary { WindowSummary(id: id, role: role, isMapped: isMapped) }
+
+    /// Decides the size on the client's initial commit, so the first buffer it
+    /// draws already has the kiosk size and no frame shows it any other way.
+    private func handleCommit() {
+        guard !isPlaced else { return }
+        isPlaced = true
+        server.placeBeforeMap(self)
+    }
+
+    private func handleMap() {
+        isMapped = true
+        server.viewMapped(self)
+    }
+
+    private func handleUnmap() {
+        isMapped = false
+        server.viewUnmapped(self)
+    }
+
+    private func handleDestroy() {
+        listeners.disconnectAll()
+        server.viewDestroyed(self)
+    }
+}

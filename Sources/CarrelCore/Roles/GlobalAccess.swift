@@ -1,0 +1,103 @@
+/// The one place that decides which Wayland globals each role may see.
+///
+/// Every global Carrel creates must be classified here; a global nobody
+/// classified is hidden from every role (fail closed), and the compositor
+/// treats meeting one as a programming error in debug builds.
+///
+/// ```swift
+/// let access = GlobalAccess.standard
+/// access.decision(interface: "xdg_wm_base", role: .untrusted)   // .visible
+/// access.decision(interface: "zwlr_screencopy_manager_v1", role: .app) // .hidden(.privileged)
+/// ```
+public struct GlobalAccess: Sendable, Equatable {
+    /// What a global is, for access purposes.
+    public enum Class: String, Sendable, Equatable, CaseIterable {
+        /// Plain desktop globals every client needs to show a window.
+        case desktop
+        /// Globals of our assessment protocol: only entitled roles.
+        case assessment
+        /// Capture, injection, overlays, other clients' windows, display
+        /// control: never created unless an issue asks, never for untrusted.
+        case privileged
+    }
+
+    /// The verdict for one global and one role.
+    public enum Decision: Sendable, Equatable {
+        case visible
+        case hidden(Reason)
+
+        public enum Reason: String, Sendable, Equatable {
+            /// The global is classified, but not for this role.
+            case notForRole
+            /// The global is privileged (capture, injection, ...).
+            case privileged
+            /// No one classified this global: hidden by default.
+            case unclassified
+        }
+
+        public var isVisible: Bool { self == .visible }
+    }
+
+    /// Interface name → class.
+    public let classes: [String: Class]
+    /// Which roles may see globals of each class.
+    public let rolesByClass: [Class: Set<Role>]
+
+    public init(classes: [String: Class], rolesByClass: [Class: Set<Role>]) {
+        self.classes = classes
+        self.rolesByClass = rolesByClass
+    }
+
+    public func decision(interface: String, role: Role) -> Decision {
+        guard let cls = classes[interface] else { return .hidden(.unclassified) }
+        if rolesByClass[cls, default: []].contains(role) { return .visible }
+        return .hidden(cls == .privileged ? .privileged : .notForRole)
+    }
+
+    /// The interfaces a role sees, sorted; what `wayland-info` should list.
+    public func visibleInterfaces(for role: Role) -> [String] {
+        classes.keys.filter { decision(interface: $0, role: role).isVisible }.sorted()
+    }
+
+    /// Plain desktop globals, served by wlroots 0.15 as Carrel configures it.
+    public static let desktopInterfaces: [String] = [
+        "wl_compositor", "wl_subcompositor", "wl_shm", "wl_seat", "wl_output",
+        "wl_data_device_manager", "zwp_primary_selection_device_manager_v1",
+        "xdg_wm_base", "zxdg_decoration_manager_v1", "zxdg_output_manager_v1",
+        "wp_presentation", "wp_viewporter", "zwp_idle_inhibit_manager_v1",
+        "zwp_linux_dmabuf_v1", "wl_drm",
+    ]
+
+    /// Globals that must never reach an untrusted client (DESIGN §3). Listed
+    /// so that, should one ever be created, it is hidden for a stated reason.
+    public static let privilegedInterfaces: [String] = [
+        "zwlr_screencopy_manager_v1", "zwlr_export_dmabuf_manager_v1",
+        "zwlr_data_control_manager_v1", "zwp_virtual_keyboard_manager_v1",
+        "zwlr_virtual_pointer_manager_v1", "zwlr_layer_shell_v1",
+        "zwlr_foreign_toplevel_manager_v1", "zwlr_gamma_control_manager_v1",
+        "zwlr_output_manager_v1", "zwlr_output_power_manager_v1",
+        "zwlr_input_inhibit_manager_v1", "zwp_keyboard_shortcuts_inhibit_manager_v1",
+        "zwp_input_method_manager_v2", "zwp_virtual_keyboard_v1",
+        "ext_session_lock_manager_v1",
+    ]
+
+    /// Our assessment protocol's globals.
+    public static let assessmentInterfaces: [String] = ["carrel_assessment_manager_v1"]
+
+    /// The table Carrel runs with unless a policy says otherwise: every role
+    /// gets the desktop, only the app may lock, nobody gets privileged globals.
+    public static let standard: GlobalAccess = {
+        var classes: [String: Class] = [:]
+        for name in desktopInterfaces { classes[name] = .desktop }
+        for name in privilegedInterfaces { classes[name] = .privileged }
+        for name in assessmentInterfaces { classes[name] = .assessment }
+        return GlobalAccess(
+            classes: classes,
+            rolesByClass: [
+                .desktop: Set(Role.allCases),
+                .assessment: [.app],
+                .privileged: [],
+            ]
+        )
+    }()
+}

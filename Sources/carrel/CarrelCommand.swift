@@ -1,0 +1,98 @@
+import ArgumentParser
+import CarrelCompositor
+import CarrelCore
+import Glibc
+import Logging
+
+/// `carrel [options] [-- APP [ARGS...]]`
+struct CarrelCommand: ParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "carrel",
+        abstract: "A Wayland compositor for exam sessions: shows one exam app and nothing else.",
+        discussion: """
+        Starts APP with WAYLAND_DISPLAY set to a private app socket and exits \
+        with APP's exit status (128+N if a signal N killed it). Other clients \
+        connect through the public socket as untrusted. Without APP, Carrel \
+        runs alone until SIGTERM or SIGINT.
+
+        Headless: WLR_BACKENDS=headless WLR_RENDERER=pixman carrel -- APP
+        """,
+        version: version
+    )
+
+    @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
+    var logLevel: LogLevel = .info
+
+    @Flag(name: .shortAndLong, help: "Verbose: same as --log-level debug.")
+    var verbose = false
+
+    @Option(name: .long, help: ArgumentHelp("Write the public socket name and a newline to this file descriptor once clients can connect, then close it.", valueName: "fd"))
+    var readyFd: Int32?
+
+    @Option(name: .long, help: ArgumentHelp("Print the globals a role sees (app, participant, untrusted), one per line, and exit.", valueName: "role"))
+    var printGlobals: RoleArgument?
+
+    @Argument(parsing: .postTerminator, help: ArgumentHelp("The exam app and its arguments, after --.", valueName: "app"))
+    var app: [String] = []
+
+    func validate() throws {
+        if let fd = readyFd, fcntl(fd, F_GETFD) < 0 {
+            throw ValidationError("--ready-fd \(fd) is not an open file descriptor; pass one the parent opened for Carrel")
+        }
+    }
+
+    func run() throws {
+        if let role = printGlobals {
+            for name in GlobalAccess.standard.visibleInterfaces(for: role.role) { print(name) }
+            return
+        }
+        let level = verbose ? .debug : logLevel.level
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "carrel")
+        let options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level)
+        let server: Server
+        do {
+            server = try Server(options: options, logger: logger)
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode(1)
+        }
+        let status: Int32
+        do {
+            status = try server.run()
+        } catch {
+            logger.critical("\(error)")
+            server.shutdown()
+            throw ExitCode(1)
+        }
+        server.shutdown()
+        throw ExitCode(status)
+    }
+}
+
+struct LogLevel: ExpressibleByArgument {
+    let level: Logger.Level
+    static let info = LogLevel(level: .info)
+    init(level: Logger.Level) { self.level = level }
+    init?(argument: String) {
+        guard let level = Logger.Level(rawValue: argument.lowercased()) else { return nil }
+        self.level = level
+    }
+    static var allValueStrings: [String] { Logger.Level.allCases.map(\.rawValue) }
+    var defaultValueDescription: String { level.rawValue }
+}
+
+struct RoleArgument: ExpressibleByArgument {
+    let role: Role
+    init?(argument: String) {
+        guard let role = Role(rawValue: argument) else { return nil }
+        self.role = role
+    }
+    static var allValueStrings: [String] { Role.allCases.map(\.rawValue) }
+}
