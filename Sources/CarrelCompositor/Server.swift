@@ -12,12 +12,17 @@ public struct CompositorOptions {
     /// Which globals each role sees.
     public var access: GlobalAccess
     public var logLevel: Logger.Level
+    /// Size of outputs that have no modes of their own (a window on X11 or
+    /// Wayland, headless outputs).
+    public var windowSize: Size
 
-    public init(app: [String], readyFD: Int32?, access: GlobalAccess = .standard, logLevel: Logger.Level = .info) {
+    public init(app: [String], readyFD: Int32?, access: GlobalAccess = .standard, logLevel: Logger.Level = .info,
+                windowSize: Size = Size(width: 1280, height: 720)) {
         self.app = app
         self.readyFD = readyFD
         self.access = access
         self.logLevel = logLevel
+        self.windowSize = windowSize
     }
 }
 
@@ -209,6 +214,8 @@ public final class Server {
         wlr_output_init_render(wlrOutput, allocator, renderer)
         if let mode = wlr_output_preferred_mode(wlrOutput) {
             wlr_output_set_mode(wlrOutput, mode)
+        } else {
+            wlr_output_set_custom_mode(wlrOutput, Int32(options.windowSize.width), Int32(options.windowSize.height), 0)
         }
         wlr_output_enable(wlrOutput, true)
         guard wlr_output_commit(wlrOutput) else {

@@ -31,6 +31,9 @@ struct CarrelCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Write the public socket name and a newline to this file descriptor once clients can connect, then close it.", valueName: "fd"))
     var readyFd: Int32?
 
+    @Option(name: .long, help: ArgumentHelp("Size of an output without modes of its own: Carrel's window on X11 or Wayland, or a headless output.", valueName: "WxH"))
+    var windowSize: SizeArgument = SizeArgument(size: Size(width: 1280, height: 720))
+
     @Option(name: .long, help: ArgumentHelp("Print the globals a role sees (app, participant, untrusted), one per line, and exit.", valueName: "role"))
     var printGlobals: RoleArgument?
 
@@ -55,7 +58,7 @@ struct CarrelCommand: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "carrel")
-        let options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level)
+        let options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level, windowSize: windowSize.size)
         let server: Server
         do {
             server = try Server(options: options, logger: logger)
@@ -95,4 +98,16 @@ struct RoleArgument: ExpressibleByArgument {
         self.role = role
     }
     static var allValueStrings: [String] { Role.allCases.map(\.rawValue) }
+}
+
+struct SizeArgument: ExpressibleByArgument {
+    let size: Size
+    init(size: Size) { self.size = size }
+    init?(argument: String) {
+        let parts = argument.lowercased().split(separator: "x")
+        guard parts.count == 2, let width = Int(parts[0]), let height = Int(parts[1]),
+              (1...16384).contains(width), (1...16384).contains(height) else { return nil }
+        size = Size(width: width, height: height)
+    }
+    var defaultValueDescription: String { size.description }
 }

@@ -1,0 +1,39 @@
+# Debian bookworm packages Carrel needs, sourced by setup scripts.
+# build: compile Carrel; run: run it and its demo; test: the test suites' real clients.
+CARREL_BUILD_PACKAGES=(pkg-config libwlroots-dev libwayland-dev libxkbcommon-dev libpixman-1-dev
+  libsystemd-dev wayland-protocols libcairo2-dev)
+CARREL_RUN_PACKAGES=(xvfb x11-apps imagemagick weston)
+CARREL_TEST_PACKAGES=(python3 python3-pytest python3-venv wayland-utils grim wf-recorder wl-clipboard wtype
+  swaybg foot util-linux)
+
+# carrel_install_missing PACKAGE...: installs the packages not yet installed.
+# As root it runs apt-get; otherwise it uses sudo when available and says
+# exactly what to install when not.
+carrel_install_missing() {
+  local missing=()
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "carrel: installing missing Debian packages: ${missing[*]}" >&2
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null; then
+      sudo=(sudo)
+    else
+      echo "carrel: not root and no sudo; as root run: apt-get install ${missing[*]}" >&2
+      return 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+carrel_require_swift() {
+  if ! command -v swift >/dev/null; then
+    echo "carrel: swift is not on PATH; install Swift 6.1 or newer (swift.org) and retry" >&2
+    return 1
+  fi
+}
