@@ -63,6 +63,22 @@ const char *carrel_global_interface_name(const struct wl_global *global) {
     return wl_global_get_interface(global)->name;
 }
 
+void carrel_resource_post_error(struct wl_resource *resource, uint32_t code, const char *message) {
+    wl_resource_post_error(resource, code, "%s", message);
+}
+
+const struct wl_interface *carrel_assessment_manager_interface(void) {
+    return &carrel_assessment_manager_v1_interface;
+}
+
+const struct wl_interface *carrel_assessment_configuration_interface(void) {
+    return &carrel_assessment_configuration_v1_interface;
+}
+
+const struct wl_interface *carrel_assessment_session_interface(void) {
+    return &carrel_assessment_session_v1_interface;
+}
+
 struct timespec carrel_now(void) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);

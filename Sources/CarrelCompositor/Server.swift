@@ -15,14 +15,17 @@ public struct CompositorOptions {
     /// Size of outputs that have no modes of their own (a window on X11 or
     /// Wayland, headless outputs).
     public var windowSize: Size
+    /// Who may lock, time limits, participants, the bounded wait for `began`.
+    public var sessionPolicy: SessionPolicy
 
     public init(app: [String], readyFD: Int32?, access: GlobalAccess = .standard, logLevel: Logger.Level = .info,
-                windowSize: Size = Size(width: 1280, height: 720)) {
+                windowSize: Size = Size(width: 1280, height: 720), sessionPolicy: SessionPolicy = SessionPolicy()) {
         self.app = app
         self.readyFD = readyFD
         self.access = access
         self.logLevel = logLevel
         self.windowSize = windowSize
+        self.sessionPolicy = sessionPolicy
     }
 }
 
@@ -41,6 +44,9 @@ public final class Server {
     let outputLayout: UnsafeMutablePointer<wlr_output_layout>
     let xdgShell: UnsafeMutablePointer<wlr_xdg_shell>
     private(set) var input: Input!
+    private var assessment: AssessmentService!
+    /// The restrictions of the session pending or active, if any.
+    private var restrictions: RestrictionSet?
     let logger: Logger
     private let options: CompositorOptions
     private let roles: ClientRoles
@@ -101,7 +107,11 @@ public final class Server {
         xdgShell = wlr_xdg_shell_create(display)
         let decorationManager = wlr_xdg_decoration_manager_v1_create(display)!
 
-        roles = ClientRoles(display: display, access: options.access, logger: logger)
+        // The assessment global goes exactly to the roles the policy entitles.
+        var access = options.access
+        access = GlobalAccess(classes: access.classes,
+                              rolesByClass: access.rolesByClass.merging([.assessment: options.sessionPolicy.entitledRoles]) { $1 })
+        roles = ClientRoles(display: display, access: access, logger: logger)
 
         listeners.on(&backend.pointee.events.new_output) { [unowned self] data in
             handleNewOutput(data!.assumingMemoryBound(to: wlr_output.self))
@@ -114,6 +124,7 @@ public final class Server {
             decorations.append(decoration)
         }
         input = Input(server: self)
+        assessment = AssessmentService(server: self, policy: options.sessionPolicy, logger: logger)
     }
 
     // MARK: - Running
@@ -192,6 +203,7 @@ public final class Server {
             app.terminate(grace: 2.0)
             self.app = nil
         }
+        assessment.shutdown()
         for source in signalSources { wl_event_source_remove(source) }
         signalSources.removeAll()
         roles.close()
@@ -231,6 +243,7 @@ public final class Server {
 
     func outputDestroyed(_ output: Output) {
         outputs.removeAll { $0 === output }
+        assessment.outputRemoved(output)
         replaceAll()
     }
 
@@ -329,6 +342,12 @@ public final class Server {
         }
     }
 
+    /// Disabled scene nodes are skipped by rendering and by hit tests: no
+    /// frame shows them and no pointer reaches them.
+    func setUntrustedLayerVisible(_ visible: Bool) {
+        wlr_scene_node_set_enabled(&untrustedLayer.pointee.node, visible)
+    }
+
     func viewMapped(_ view: View) {
         place(view)
         stack.removeAll { $0 === view }
@@ -348,11 +367,16 @@ public final class Server {
         refocus()
     }
 
-    /// Keyboard focus on the topmost app window (Core decides which).
+    /// Keyboard focus on the topmost app window (Core decides which). While a
+    /// session holds restrictions, only the session owner's windows may have it.
     func refocus() {
         guard let input else { return }
         let stacking = stack.filter { $0.role == .untrusted } + stack.filter { $0.role != .untrusted }
-        let target = Focus.target(stack: stacking.map(\.summary))
+        var candidates = stacking
+        if let restrictions, restrictions.inputOnlyToSession {
+            candidates = stacking.filter { clientID(wl_resource_get_client($0.xdgSurface.pointee.resource)) == restrictions.owner }
+        }
+        let target = Focus.target(stack: candidates.map(\.summary), untrustedMayFocus: restrictions == nil)
         let targetView = stacking.first { $0.id == target }
         for view in stack where view.isMapped {
             wlr_xdg_toplevel_set_activated(view.xdgSurface, view === targetView)
@@ -397,5 +421,57 @@ final class Decoration {
 extension Server {
     func decorationDestroyed(_ decoration: Decoration) {
         decorations.removeAll { $0 === decoration }
+    }
+}
+
+// MARK: - Assessment hooks
+
+extension Server {
+    var enabledOutputs: [Output] { outputs.filter { $0.wlrOutput.pointee.enabled } }
+
+    func role(of client: OpaquePointer) -> Role { roles.role(of: client) }
+
+    /// A client's identity for Core. The wl_client address is unique while the
+    /// client is connected, and Core forgets a client's sessions when it goes.
+    func clientID(_ client: OpaquePointer) -> ClientID {
+        ClientID(UInt64(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(client)))))
+    }
+
+    /// Whether `surface` is a mapped toplevel of `client`, for `begin`.
+    func readiness(of surface: UnsafeMutablePointer<wlr_surface>, client: OpaquePointer) -> SurfaceReadiness {
+        guard wlr_surface_is_xdg_surface(surface), let xdgSurface = wlr_xdg_surface_from_wlr_surface(surface),
+              xdgSurface.pointee.role == WLR_XDG_SURFACE_ROLE_TOPLEVEL, let view = view(for: xdgSurface) else {
+            return .notToplevel
+        }
+        return view.isMapped ? .mappedToplevel : .unmappedToplevel
+    }
+
+    /// Puts up the restrictions the compositor enforces today: other clients'
+    /// windows leave the scene (their layer is disabled, not covered), and
+    /// focus stays on the session's windows. All or nothing.
+    func applyRestrictions(_ set: RestrictionSet) -> RestrictionOutcome {
+        restrictions = set
+        setUntrustedLayerVisible(!set.hideUntrustedWindows)
+        refocus()
+        logger.info("restrictions up for \(set.session)")
+        return .applied
+    }
+
+    func revertRestrictions(for id: SessionID) {
+        guard restrictions?.session == id else { return }
+        restrictions = nil
+        setUntrustedLayerVisible(true)
+        refocus()
+        logger.info("restrictions reverted for \(id)")
+    }
+
+    /// Empties the clipboard and the primary selection.
+    func clearSelections() {
+        wlr_seat_set_selection(input.seat, nil, wl_display_next_serial(display))
+        wlr_seat_set_primary_selection(input.seat, nil, wl_display_next_serial(display))
+    }
+
+    func outputPresented(_ output: Output) {
+        assessment.outputPresented(output)
     }
 }

@@ -15,6 +15,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "xdg-shell-protocol.h"
+#include "carrel-assessment-v1-protocol.h"
 
 #include <wlr/backend.h>
 #include <wlr/backend/headless.h>
@@ -31,6 +32,7 @@
 #include <wlr/types/wlr_input_device.h>
 #include <wlr/types/wlr_keyboard.h>
 #include <wlr/types/wlr_output.h>
+#include <wlr/types/wlr_output_damage.h>
 #include <wlr/types/wlr_output_layout.h>
 #include <wlr/types/wlr_pointer.h>
 #include <wlr/types/wlr_presentation_time.h>
@@ -81,6 +83,15 @@ void carrel_log(int importance, const char *message);
 
 /// The interface name of a global, for the global filter.
 const char *carrel_global_interface_name(const struct wl_global *global);
+
+/// wl_resource_post_error without printf-style varargs, which Swift cannot pass.
+void carrel_resource_post_error(struct wl_resource *resource, uint32_t code, const char *message);
+
+/// The generated wl_interface tables of carrel-assessment-v1 (const globals
+/// Swift cannot take a stable address of).
+const struct wl_interface *carrel_assessment_manager_interface(void);
+const struct wl_interface *carrel_assessment_configuration_interface(void);
+const struct wl_interface *carrel_assessment_session_interface(void);
 
 /// Current CLOCK_MONOTONIC as a timespec (frame-done timestamps).
 struct timespec carrel_now(void);
