@@ -1,0 +1,44 @@
+/// What an assessment session allows: a value copied from the client's
+/// `carrel_assessment_configuration_v1` object when `begin` or `update`
+/// uses it, so later changes to that object never reach a session.
+///
+/// Most restrictive by default: no feature allowed, no participant, and the
+/// policy's default time limit.
+///
+/// ```swift
+/// var exam = AssessmentConfiguration()
+/// exam.allowedFeatures.insert(.inputMethod)   // a Japanese-language exam
+/// exam.timeLimit = 90 * 60
+/// exam.allows(.spellCheck)                    // false
+/// ```
+public struct AssessmentConfiguration: Sendable, Hashable, CustomStringConvertible {
+    /// Features the session allows; every other feature is denied.
+    public var allowedFeatures: Set<AssessmentFeature>
+    /// Participant ids from the administrator's policy, in the order added.
+    public var participants: [String]
+    /// Seconds the session may stay active after `began`; `nil` means the
+    /// policy's default.
+    public var timeLimit: UInt32?
+
+    public init(allowedFeatures: Set<AssessmentFeature> = [], participants: [String] = [], timeLimit: UInt32? = nil) {
+        self.allowedFeatures = allowedFeatures
+        self.participants = participants
+        self.timeLimit = timeLimit
+    }
+
+    /// The configuration a `begin` with a null configuration gets.
+    public static let mostRestrictive = AssessmentConfiguration()
+
+    public func allows(_ feature: AssessmentFeature) -> Bool { allowedFeatures.contains(feature) }
+
+    /// Features the session denies.
+    public var deniedFeatures: Set<AssessmentFeature> {
+        Set(AssessmentFeature.allCases).subtracting(allowedFeatures)
+    }
+
+    public var description: String {
+        let features = allowedFeatures.sorted().map(\.protocolName).joined(separator: ",")
+        let limit = timeLimit.map { "\($0)s" } ?? "default"
+        return "allow=[\(features)] participants=[\(participants.joined(separator: ","))] time_limit=\(limit)"
+    }
+}

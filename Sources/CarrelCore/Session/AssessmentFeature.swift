@@ -1,0 +1,56 @@
+/// A capability that is denied during an assessment session unless the
+/// session's configuration allows it. Raw values are the entries of the
+/// protocol's `carrel_assessment_manager_v1.feature` enum.
+public enum AssessmentFeature: UInt32, Sendable, Hashable, CaseIterable, Comparable, CustomStringConvertible {
+    case spellCheck = 0
+    case predictiveText = 1
+    case autocorrect = 2
+    /// Input method composition, e.g. for CJK languages.
+    case inputMethod = 3
+    case onScreenKeyboard = 4
+    /// Shortcuts the compositor reserves for itself.
+    case keyboardShortcuts = 5
+    case screenMagnifier = 6
+    case screenReader = 7
+
+    /// Who keeps a denied feature off; the protocol's `enforcement` enum.
+    public enum Enforcement: UInt32, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// The compositor keeps the feature off while it is denied.
+        case compositor = 0
+        /// The compositor cannot; the exam app must keep it off in its own windows.
+        case client = 1
+
+        public var description: String { self == .compositor ? "compositor" : "client" }
+    }
+
+    /// Who enforces the denial in this version of Carrel. Spell check,
+    /// prediction and autocorrect happen inside the client's own text
+    /// widgets, where the compositor cannot see them; the rest go through
+    /// the compositor (input method and virtual keyboard protocols, its own
+    /// shortcuts, accessibility clients it would have to admit).
+    public var enforcement: Enforcement {
+        switch self {
+        case .spellCheck, .predictiveText, .autocorrect: return .client
+        case .inputMethod, .onScreenKeyboard, .keyboardShortcuts, .screenMagnifier, .screenReader:
+            return .compositor
+        }
+    }
+
+    /// The entry's name in the protocol XML, for logs and documentation.
+    public var protocolName: String {
+        switch self {
+        case .spellCheck: return "spell_check"
+        case .predictiveText: return "predictive_text"
+        case .autocorrect: return "autocorrect"
+        case .inputMethod: return "input_method"
+        case .onScreenKeyboard: return "on_screen_keyboard"
+        case .keyboardShortcuts: return "keyboard_shortcuts"
+        case .screenMagnifier: return "screen_magnifier"
+        case .screenReader: return "screen_reader"
+        }
+    }
+
+    public var description: String { protocolName }
+
+    public static func < (a: AssessmentFeature, b: AssessmentFeature) -> Bool { a.rawValue < b.rawValue }
+}

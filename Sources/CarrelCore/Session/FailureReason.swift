@@ -1,0 +1,56 @@
+/// Why a session failed to begin (`failed`) or an update was not applied
+/// (`update_failed`). Raw values are the entries of the protocol's
+/// `carrel_assessment_session_v1.failure_reason` enum.
+public enum FailureReason: UInt32, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// Catch-all, and what clients of older versions receive for newer reasons.
+    case other = 0
+    /// Another session, of this client or another, is pending or active.
+    case alreadyActive = 1
+    /// The policy does not entitle the client's role to begin sessions.
+    case notEntitled = 2
+    /// A denied feature nobody can enforce, an unknown participant, or a time
+    /// limit above the policy's maximum.
+    case unsupportedConfiguration = 3
+    /// The session's toplevel is not mapped yet.
+    case surfaceNotReady = 4
+    /// No frame showing only the session was presented on every enabled
+    /// output within the bounded wait.
+    case timeout = 5
+    /// A restriction could not be applied, or stopped holding before `began`;
+    /// everything applied was undone first.
+    case restrictionFailed = 6
+    /// The compositor met an internal error.
+    case `internal` = 7
+    /// `update_failed` only: an interrupted session can only be ended.
+    case interrupted = 8
+    /// Before `began`, an administrator stopped the session or the
+    /// compositor began shutting down.
+    case cancelled = 9
+
+    /// The protocol version that introduced the reason.
+    public var since: UInt32 { 1 }
+
+    /// The value to put on the wire for a client that bound `version`:
+    /// reasons newer than the client's version become `other`, so a client
+    /// only ever receives values it knows.
+    public func wireValue(forVersion version: UInt32) -> UInt32 {
+        since <= version ? rawValue : FailureReason.other.rawValue
+    }
+
+    public var protocolName: String {
+        switch self {
+        case .other: return "other"
+        case .alreadyActive: return "already_active"
+        case .notEntitled: return "not_entitled"
+        case .unsupportedConfiguration: return "unsupported_configuration"
+        case .surfaceNotReady: return "surface_not_ready"
+        case .timeout: return "timeout"
+        case .restrictionFailed: return "restriction_failed"
+        case .internal: return "internal"
+        case .interrupted: return "interrupted"
+        case .cancelled: return "cancelled"
+        }
+    }
+
+    public var description: String { protocolName }
+}

@@ -1,0 +1,389 @@
+/// The assessment session state machine: like the invigilator of an exam
+/// hall, it admits at most one session at a time across all clients, decides
+/// when a session has begun, watches its time limit, reports interruptions,
+/// and sees that everything is restored when the session is over.
+///
+/// It is a value that only decides. Every input is a mutating method that
+/// returns the `SessionEffect`s the compositor must carry out, in order; time
+/// comes in as `now` values and goes out as deadlines to arm timers for.
+///
+/// ```swift
+/// var invigilator = Invigilator(policy: SessionPolicy())
+/// var effects = invigilator.begin(SessionID(1), client: ClientID(7), role: .app,
+///                                 surface: .mappedToplevel, configuration: nil, now: now)
+/// // [.lockStateChanged(.active), .clearSelections, .applyRestrictions(set), .log(…)]
+/// effects = invigilator.restrictionsApplied(SessionID(1), .applied, now: now)
+/// // [.startPresentationWait(SessionID(1), deadline: now + 3 s), .log(…)]
+/// effects = invigilator.framePresented(SessionID(1), now: later)
+/// // [.stopPresentationWait, .armTimeLimit(…), .send(SessionID(1), .began), .log(…)]
+/// ```
+///
+/// Rules it keeps (the protocol XML states them for clients):
+/// - exactly one of `began` / `failed` answers `begin`; nothing follows
+///   `failed` or `ended`;
+/// - at most one session is pending or begun, across all clients;
+/// - `interrupted` is not terminal: restrictions stay until `end` or destroy;
+/// - destroying or disconnecting ends a session at once, with no event;
+/// - an update applies fully (`updated`) or not at all (`update_failed`);
+/// - selections are cleared when a session is accepted, interrupted, and
+///   whenever its restrictions are reverted.
+public struct Invigilator: Sendable {
+    /// The administrator's rules for sessions.
+    public let policy: SessionPolicy
+    /// Every session object the compositor has told us about and not yet
+    /// destroyed, including inert ones (so a second `end` can be recognised).
+    public private(set) var sessions: [SessionID: SessionRecord] = [:]
+    /// The one session that is pending or begun, if any.
+    public private(set) var liveSessionID: SessionID?
+    /// Set by `shutdown`: no new session may begin.
+    public private(set) var isShuttingDown = false
+
+    public init(policy: SessionPolicy = SessionPolicy()) {
+        self.policy = policy
+    }
+
+    /// The record of the session that is pending or begun.
+    public var liveSession: SessionRecord? { liveSessionID.flatMap { sessions[$0] } }
+
+    /// What managers report as `lock_state`.
+    public var lockState: LockState { liveSessionID == nil ? .inactive : .active }
+
+    /// The restrictions that hold according to the state: those of the live
+    /// session once the compositor confirmed them, otherwise none. While an
+    /// update is being applied, the previous configuration's set still holds.
+    public var restrictionsInForce: RestrictionSet? {
+        guard let live = liveSession, live.phase.holdsRestrictions else { return nil }
+        return restrictions(for: live, configuration: live.configuration)
+    }
+
+    public func session(_ id: SessionID) -> SessionRecord? { sessions[id] }
+
+    // MARK: - Requests from clients
+
+    /// `carrel_assessment_manager_v1.begin`. `configuration` is the copy of
+    /// the configuration object's state, or `nil` for a null configuration.
+    public mutating func begin(
+        _ id: SessionID,
+        client: ClientID,
+        role: Role,
+        surface: SurfaceReadiness,
+        configuration: AssessmentConfiguration?,
+        now: Instant
+    ) -> [SessionEffect] {
+        guard sessions[id] == nil else {
+            // A compositor bug, not a client's: keep the known session as it is.
+            return [log(.error, "begin: \(id) is already known; session ids must not be reused — ignored")]
+        }
+        if surface == .notToplevel {
+            // The session object is never recorded: the client is about to be disconnected.
+            return [.protocolError(.badSurface(id)), log(.warning, "\(id) of \(client): begin with a surface that is not a toplevel")]
+        }
+        let configuration = configuration ?? .mostRestrictive
+        var record = SessionRecord(
+            id: id, owner: client, phase: .restricting, configuration: configuration,
+            timeLimit: policy.timeLimit(for: configuration), beganAt: nil, timeLimitDeadline: nil,
+            restrictionRequest: nil, queuedUpdates: []
+        )
+        if let (reason, message, detail) = refusal(client: client, role: role, surface: surface, configuration: configuration) {
+            record.phase = .failed(reason)
+            sessions[id] = record
+            return [.send(id, .failed(reason, message: message)),
+                    log(.notice, "\(id) of \(client): begin refused, failed(\(reason)): \(detail)")]
+        }
+        let set = restrictions(for: record, configuration: configuration)
+        record.restrictionRequest = .begin(set)
+        sessions[id] = record
+        liveSessionID = id
+        // Selections are cleared before the restrictions go up, so nothing
+        // copied before the session can be pasted into it.
+        return [.lockStateChanged(.active), .clearSelections, .applyRestrictions(set),
+                log(.info, "\(id) of \(client): begin accepted (\(configuration)), → restricting")]
+    }
+
+    /// `carrel_assessment_session_v1.end`.
+    public mutating func end(_ id: SessionID) -> [SessionEffect] {
+        guard let record = sessions[id] else {
+            return [log(.warning, "end: \(id) is unknown — ignored")]
+        }
+        switch record.phase {
+        case .restricting, .awaitingPresentation:
+            return [.protocolError(.notBegun(id)), log(.warning, "\(id) of \(record.owner): end before began")]
+        case .active, .interrupted:
+            return release(id, answer: .ended, why: "end")
+        case .failed:
+            return [log(.info, "\(id): end on a failed session — ignored")]
+        case .ended:
+            return [.protocolError(.alreadyEnded(id)), log(.warning, "\(id) of \(record.owner): end sent twice")]
+        }
+    }
+
+    /// `carrel_assessment_session_v1.update`, with the copy of the
+    /// configuration object's state.
+    public mutating func update(_ id: SessionID, to configuration: AssessmentConfiguration) -> [SessionEffect] {
+        guard var record = sessions[id] else {
+            return [log(.warning, "update: \(id) is unknown — ignored")]
+        }
+        switch record.phase {
+        case .restricting, .awaitingPresentation:
+            return [.protocolError(.notBegun(id)), log(.warning, "\(id) of \(record.owner): update before began")]
+        case .failed, .ended:
+            return [log(.info, "\(id): update on an inert session — ignored")]
+        case .active, .interrupted:
+            // Queued even when idle, so that updates are answered strictly in
+            // the order they were sent.
+            record.queuedUpdates.append(configuration)
+            sessions[id] = record
+            return [log(.info, "\(id): update to \(configuration) received")] + startNextUpdate(id)
+        }
+    }
+
+    /// `carrel_assessment_session_v1.destroy`: a pending or begun session
+    /// ends at once and sends nothing more.
+    public mutating func destroy(_ id: SessionID) -> [SessionEffect] {
+        discard(id, why: "destroyed by its client")
+    }
+
+    /// The client's connection closed (including after a protocol error):
+    /// every session it owned is destroyed.
+    public mutating func clientDisconnected(_ client: ClientID) -> [SessionEffect] {
+        let owned = sessions.values.filter { $0.owner == client }.map(\.id).sorted()
+        return owned.flatMap { discard($0, why: "its \(client) disconnected") }
+    }
+
+    /// Forgets session `id`, first ending it if it is pending or begun.
+    private mutating func discard(_ id: SessionID, why: String) -> [SessionEffect] {
+        guard let record = sessions[id] else { return [] }
+        let effects = record.phase.isLive ? release(id, answer: nil, why: why) : []
+        sessions.removeValue(forKey: id)
+        return effects
+    }
+
+    // MARK: - Reports from the compositor
+
+    /// The outcome of the oldest `.applyRestrictions` for session `id`.
+    /// Reports for sessions that have since ended or been destroyed are
+    /// ignored: the compositor already reverted for them.
+    public mutating func restrictionsApplied(_ id: SessionID, _ outcome: RestrictionOutcome, now: Instant) -> [SessionEffect] {
+        guard var record = sessions[id], record.phase.isLive, let request = record.restrictionRequest else {
+            return [log(.info, "restrictions report for \(id), which is no longer waiting for one — ignored")]
+        }
+        record.restrictionRequest = nil
+        sessions[id] = record
+        switch (request, outcome) {
+        case (.begin, .applied):
+            let deadline = now.advanced(by: policy.presentationTimeout)
+            record.phase = .awaitingPresentation(deadline: deadline)
+            sessions[id] = record
+            return [.startPresentationWait(id, deadline: deadline),
+                    log(.info, "\(id): restrictions hold, restricting → awaiting-presentation until \(deadline)")]
+        case (.begin, .failed(let message)):
+            return release(id, answer: .failed(.restrictionFailed, message: message), why: "a restriction could not be applied: \(message)")
+        case (.update(let configuration, _), .applied):
+            return applyUpdate(id, configuration: configuration, now: now) + startNextUpdate(id)
+        case (.update, .failed(let message)):
+            return [.send(id, .updateFailed(.restrictionFailed, message: message)),
+                    log(.notice, "\(id): update_failed(restriction_failed): \(message); previous configuration holds")]
+                + startNextUpdate(id)
+        }
+    }
+
+    /// A frame showing only the session's windows was presented on every
+    /// enabled output. Reports for sessions not waiting for one are ignored.
+    public mutating func framePresented(_ id: SessionID, now: Instant) -> [SessionEffect] {
+        guard var record = sessions[id], case .awaitingPresentation = record.phase else { return [] }
+        let deadline = now.advanced(bySeconds: record.timeLimit)
+        record.phase = .active
+        record.beganAt = now
+        record.timeLimitDeadline = deadline
+        sessions[id] = record
+        return [.stopPresentationWait(id), .armTimeLimit(id, deadline: deadline), .send(id, .began),
+                log(.info, "\(id) of \(record.owner): awaiting-presentation → active (began), time limit \(record.timeLimit) s until \(deadline)")]
+    }
+
+    /// The presentation wait's timer fired. A timer that fires before the
+    /// deadline (timer rounding) is re-armed; a stale one is ignored.
+    public mutating func presentationDeadlinePassed(_ id: SessionID, now: Instant) -> [SessionEffect] {
+        guard let record = sessions[id], case .awaitingPresentation(let deadline) = record.phase else { return [] }
+        guard now >= deadline else { return [.startPresentationWait(id, deadline: deadline)] }
+        let message = "no frame showing only the session was presented on every enabled output within \(policy.presentationTimeout)"
+        return release(id, answer: .failed(.timeout, message: message), why: message)
+    }
+
+    /// The session's time-limit timer fired. A timer that fires early is
+    /// re-armed; a stale one is ignored.
+    public mutating func timeLimitReached(_ id: SessionID, now: Instant) -> [SessionEffect] {
+        guard var record = sessions[id], record.phase.hasBegun, let deadline = record.timeLimitDeadline else { return [] }
+        guard now >= deadline else { return [.armTimeLimit(id, deadline: deadline)] }
+        record.timeLimitDeadline = nil
+        sessions[id] = record
+        return interrupt(id, .timeLimit, message: "the session's time limit of \(record.timeLimit) s has passed")
+    }
+
+    /// A restriction of the live session stopped holding. Before `began`
+    /// the session fails (everything reverted); after, it is interrupted and
+    /// the restrictions stay (fail closed).
+    public mutating func integrityLost(_ message: String) -> [SessionEffect] {
+        guard let live = liveSession else {
+            return [log(.warning, "integrity lost with no session in progress: \(message)")]
+        }
+        if live.phase.isPending {
+            return release(live.id, answer: .failed(.restrictionFailed, message: message), why: "a restriction stopped holding before began: \(message)")
+        }
+        return interrupt(live.id, .integrity, message: message)
+    }
+
+    /// An administrator interrupts the live session (or stops one that has
+    /// not begun).
+    public mutating func administrativeInterrupt(_ message: String) -> [SessionEffect] {
+        guard let live = liveSession else {
+            return [log(.notice, "administrative interrupt with no session in progress: \(message)")]
+        }
+        if live.phase.isPending {
+            return release(live.id, answer: .failed(.cancelled, message: message), why: "stopped by an administrator before began: \(message)")
+        }
+        return interrupt(live.id, .administrative, message: message)
+    }
+
+    /// The compositor is shutting down: the live session is interrupted (or
+    /// fails if it has not begun) and no new session may begin. Exiting the
+    /// compositor then restores everything.
+    public mutating func shutdown(_ message: String) -> [SessionEffect] {
+        isShuttingDown = true
+        guard let live = liveSession else { return [log(.info, "shutting down with no session in progress")] }
+        if live.phase.isPending {
+            return release(live.id, answer: .failed(.cancelled, message: message), why: "shutdown before began: \(message)")
+        }
+        return interrupt(live.id, .shutdown, message: message)
+    }
+
+    // MARK: - Decisions
+
+    /// Why `begin` must fail, or `nil` to accept it: (reason, message for
+    /// the client, detail for our log). Entitlement comes first so that a
+    /// client that may not lock learns nothing about other sessions.
+    private func refusal(client: ClientID, role: Role, surface: SurfaceReadiness, configuration: AssessmentConfiguration)
+        -> (FailureReason, String, String)?
+    {
+        if isShuttingDown {
+            return (.cancelled, "the compositor is shutting down", "shutting down")
+        }
+        if !policy.isEntitled(role) {
+            let roles = policy.entitledRoles.map(\.rawValue).sorted().joined(separator: ", ")
+            return (.notEntitled, "clients of role \(role) may not begin sessions", "role \(role) is not entitled (entitled: \(roles))")
+        }
+        if let live = liveSession {
+            return (.alreadyActive, "another session is pending or active", "\(live.id) of \(live.owner) is \(live.phase)")
+        }
+        if let problem = policy.refusal(of: configuration) {
+            return (.unsupportedConfiguration, problem, problem)
+        }
+        if surface == .unmappedToplevel {
+            let message = "the toplevel is not mapped yet; commit a buffer and wait for the first frame before begin"
+            return (.surfaceNotReady, message, message)
+        }
+        return nil
+    }
+
+    private func restrictions(for record: SessionRecord, configuration: AssessmentConfiguration) -> RestrictionSet {
+        RestrictionSet(session: record.id, owner: record.owner, configuration: configuration, policy: policy)
+    }
+
+    /// Takes queued updates in order until one needs the compositor: those
+    /// that can be answered at once are answered here.
+    private mutating func startNextUpdate(_ id: SessionID) -> [SessionEffect] {
+        guard var record = sessions[id], record.phase.hasBegun else { return [] }
+        var effects: [SessionEffect] = []
+        while record.restrictionRequest == nil, !record.queuedUpdates.isEmpty {
+            let configuration = record.queuedUpdates.removeFirst()
+            if case .interrupted(let reason) = record.phase {
+                effects += [.send(id, .updateFailed(.interrupted, message: "the session was interrupted (\(reason)); end it")),
+                            log(.notice, "\(id): update_failed(interrupted)")]
+            } else if let problem = policy.refusal(of: configuration) {
+                effects += [.send(id, .updateFailed(.unsupportedConfiguration, message: problem)),
+                            log(.notice, "\(id): update_failed(unsupported_configuration): \(problem); previous configuration holds")]
+            } else {
+                let set = restrictions(for: record, configuration: configuration)
+                record.restrictionRequest = .update(configuration, set)
+                effects += [.applyRestrictions(set), log(.info, "\(id): applying update to \(configuration)")]
+            }
+        }
+        sessions[id] = record
+        return effects
+    }
+
+    /// The compositor confirmed an update's restrictions: the new
+    /// configuration holds. The time limit still counts from `began`.
+    private mutating func applyUpdate(_ id: SessionID, configuration: AssessmentConfiguration, now: Instant) -> [SessionEffect] {
+        guard var record = sessions[id] else { return [] }
+        let previous = record.configuration
+        record.configuration = configuration
+        record.timeLimit = policy.timeLimit(for: configuration)
+        var effects: [SessionEffect] = [.send(id, .updated), log(.info, "\(id): updated from \(previous) to \(configuration)")]
+        var expired = false
+        if let began = record.beganAt, let armed = record.timeLimitDeadline {
+            let deadline = began.advanced(bySeconds: record.timeLimit)
+            if deadline <= now {
+                record.timeLimitDeadline = nil
+                effects.append(.disarmTimeLimit(id))
+                expired = true
+            } else if deadline != armed {
+                record.timeLimitDeadline = deadline
+                effects.append(.armTimeLimit(id, deadline: deadline))
+            }
+        }
+        sessions[id] = record
+        if expired {
+            effects += interrupt(id, .timeLimit, message: "the updated time limit of \(record.timeLimit) s has already passed")
+        }
+        return effects
+    }
+
+    /// Sends `interrupted`; the restrictions stay in force.
+    private mutating func interrupt(_ id: SessionID, _ reason: InterruptionReason, message: String) -> [SessionEffect] {
+        guard var record = sessions[id] else { return [] }
+        let from = record.phase
+        record.phase = .interrupted(reason)
+        sessions[id] = record
+        // Cleared so that the app's content is not left on the clipboard
+        // while it may not be trusted to hide it.
+        return [.clearSelections, .send(id, .interrupted(reason, message: message)),
+                log(.notice, "\(id) of \(record.owner): \(from) → interrupted(\(reason)): \(message)")]
+    }
+
+    /// Ends the live session `id`: clears selections, reverts restrictions,
+    /// stops its timers and, unless it was destroyed, sends its last event
+    /// (`failed` or `ended`) only once everything is restored.
+    private mutating func release(_ id: SessionID, answer: SessionEvent?, why: String) -> [SessionEffect] {
+        guard var record = sessions[id], record.phase.isLive else { return [] }
+        let from = record.phase
+        var effects: [SessionEffect] = [.clearSelections, .revertRestrictions(id)]
+        if case .awaitingPresentation = record.phase { effects.append(.stopPresentationWait(id)) }
+        if record.timeLimitDeadline != nil { effects.append(.disarmTimeLimit(id)) }
+        record.timeLimitDeadline = nil
+        record.restrictionRequest = nil
+        record.queuedUpdates = []
+        if liveSessionID == id {
+            liveSessionID = nil
+            effects.append(.lockStateChanged(.inactive))
+        }
+        let to: String
+        switch answer {
+        case .failed(let reason, _)?:
+            record.phase = .failed(reason)
+            to = "failed(\(reason))"
+        case .ended?:
+            record.phase = .ended
+            to = "ended"
+        default:
+            to = "destroyed"
+        }
+        sessions[id] = record
+        if let answer { effects.append(.send(id, answer)) }
+        effects.append(log(answer == nil ? .notice : .info, "\(id) of \(record.owner): \(from) → \(to) (\(why)); restrictions reverted"))
+        return effects
+    }
+
+    private func log(_ level: SessionLogEntry.Level, _ message: String) -> SessionEffect {
+        .log(SessionLogEntry(level, message))
+    }
+}

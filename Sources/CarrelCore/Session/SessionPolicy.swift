@@ -1,0 +1,92 @@
+/// What the administrator's policy says about assessment sessions: who may
+/// begin one, how long it may last, which participants exist, which features
+/// the compositor announces, and how long `begin` may wait for a frame.
+///
+/// ```swift
+/// var policy = SessionPolicy()                  // app role, 8 h maximum
+/// policy.knownParticipants = ["calculator"]
+/// policy.defaultTimeLimit = 2 * 3600
+/// policy.refusal(of: AssessmentConfiguration(participants: ["browser"]))
+/// // "participant "browser" is not in the policy (known: calculator)"
+/// ```
+public struct SessionPolicy: Sendable, Equatable {
+    /// Roles that may begin sessions (and so should see the manager global).
+    public var entitledRoles: Set<Role>
+    /// Seconds a session lasts when its configuration names no time limit;
+    /// `nil` means the maximum.
+    public var defaultTimeLimit: UInt32?
+    /// The longest time limit a configuration may ask for; `nil` means
+    /// `fallbackMaximumTimeLimit`.
+    public var maximumTimeLimit: UInt32?
+    /// Participant ids the administrator defined.
+    public var knownParticipants: Set<String>
+    /// Features the compositor announces on bind, with who enforces each.
+    /// Leaving a feature denied that is not announced cannot be enforced by
+    /// anyone, so such a configuration is refused.
+    public var announcedFeatures: [AssessmentFeature: AssessmentFeature.Enforcement]
+    /// How long a pending session may wait for a frame showing only the
+    /// session on every enabled output before it fails with `timeout`.
+    public var presentationTimeout: Duration
+
+    /// Eight hours: the limit exam platforms put on a lock when nobody says otherwise.
+    public static let fallbackMaximumTimeLimit: UInt32 = 8 * 60 * 60
+
+    /// Every feature, enforced as `AssessmentFeature.enforcement` says.
+    public static let standardAnnouncements: [AssessmentFeature: AssessmentFeature.Enforcement] =
+        Dictionary(uniqueKeysWithValues: AssessmentFeature.allCases.map { ($0, $0.enforcement) })
+
+    public init(
+        entitledRoles: Set<Role> = [.app],
+        defaultTimeLimit: UInt32? = nil,
+        maximumTimeLimit: UInt32? = nil,
+        knownParticipants: Set<String> = [],
+        announcedFeatures: [AssessmentFeature: AssessmentFeature.Enforcement] = SessionPolicy.standardAnnouncements,
+        presentationTimeout: Duration = .seconds(3)
+    ) {
+        self.entitledRoles = entitledRoles
+        self.defaultTimeLimit = defaultTimeLimit
+        self.maximumTimeLimit = maximumTimeLimit
+        self.knownParticipants = knownParticipants
+        self.announcedFeatures = announcedFeatures
+        self.presentationTimeout = presentationTimeout
+    }
+
+    public func isEntitled(_ role: Role) -> Bool { entitledRoles.contains(role) }
+
+    /// The maximum in force: the policy's, or eight hours.
+    public var effectiveMaximumTimeLimit: UInt32 { maximumTimeLimit ?? Self.fallbackMaximumTimeLimit }
+
+    /// The default in force, never above the maximum.
+    public var effectiveDefaultTimeLimit: UInt32 {
+        min(defaultTimeLimit ?? effectiveMaximumTimeLimit, effectiveMaximumTimeLimit)
+    }
+
+    /// The time limit, in seconds, a session with `configuration` runs under.
+    public func timeLimit(for configuration: AssessmentConfiguration) -> UInt32 {
+        configuration.timeLimit ?? effectiveDefaultTimeLimit
+    }
+
+    /// The announcements in protocol order: one `feature` event each on bind.
+    public var announcements: [(feature: AssessmentFeature, enforcement: AssessmentFeature.Enforcement)] {
+        announcedFeatures.sorted { $0.key < $1.key }.map { (feature: $0.key, enforcement: $0.value) }
+    }
+
+    /// Why this policy cannot honour `configuration`, as a log message, or
+    /// `nil` if it can. A refusal is `unsupported_configuration` on the wire.
+    public func refusal(of configuration: AssessmentConfiguration) -> String? {
+        var problems: [String] = []
+        let unknown = configuration.participants.filter { !knownParticipants.contains($0) }
+        if !unknown.isEmpty {
+            let known = knownParticipants.sorted().joined(separator: ", ")
+            problems.append("participant \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")) not in the policy (known: \(known.isEmpty ? "none" : known))")
+        }
+        if let limit = configuration.timeLimit, limit > effectiveMaximumTimeLimit {
+            problems.append("time limit \(limit) s is above the policy's maximum of \(effectiveMaximumTimeLimit) s")
+        }
+        let unenforceable = configuration.deniedFeatures.filter { announcedFeatures[$0] == nil }.sorted()
+        if !unenforceable.isEmpty {
+            problems.append("denied feature \(unenforceable.map(\.protocolName).joined(separator: ", ")) cannot be enforced by the compositor (not announced); allow it or use a compositor that announces it")
+        }
+        return problems.isEmpty ? nil : problems.joined(separator: "; ")
+    }
+}

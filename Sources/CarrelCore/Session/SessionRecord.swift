@@ -1,0 +1,36 @@
+/// What the Invigilator knows about one session object.
+public struct SessionRecord: Sendable, Hashable {
+    public let id: SessionID
+    public let owner: ClientID
+    public internal(set) var phase: SessionPhase
+    /// The configuration in force (an update replaces it only once applied).
+    public internal(set) var configuration: AssessmentConfiguration
+    /// The resolved time limit in seconds (the policy's default if the
+    /// configuration names none).
+    public internal(set) var timeLimit: UInt32
+    /// When `began` was sent; the time limit counts from here.
+    public internal(set) var beganAt: Instant?
+    /// When the time limit passes, while its timer is armed; `nil` before
+    /// `began`, after it fired and after the session ended.
+    public internal(set) var timeLimitDeadline: Instant?
+    /// The restriction change the compositor was asked for and has not yet
+    /// confirmed, if any.
+    public internal(set) var restrictionRequest: RestrictionRequest?
+    /// Updates received while another was being applied, oldest first; each
+    /// is answered in order.
+    public internal(set) var queuedUpdates: [AssessmentConfiguration]
+
+    /// An outstanding `.applyRestrictions` and what it is for.
+    public enum RestrictionRequest: Sendable, Hashable {
+        /// Restrictions for `begin`.
+        case begin(RestrictionSet)
+        /// Restrictions for an update to `configuration`.
+        case update(AssessmentConfiguration, RestrictionSet)
+
+        public var restrictions: RestrictionSet {
+            switch self {
+            case .begin(let set), .update(_, let set): return set
+            }
+        }
+    }
+}

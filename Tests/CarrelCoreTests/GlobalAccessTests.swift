@@ -1,0 +1,77 @@
+import CarrelCore
+import Testing
+
+/// The role table of DESIGN §3: every global classified, fail closed for the
+/// rest, privileged globals for nobody, the assessment global for the app.
+@Suite("Global access by role")
+struct GlobalAccessTests {
+    let access = GlobalAccess.standard
+
+    /// Names nobody classified: a global a future wlroots might add, one of
+    /// ours not yet listed, a near miss of a known name, and the empty name.
+    static let unclassified = [
+        "ext_foreign_toplevel_list_v1", "wp_security_context_manager_v1",
+        "carrel_assessment_manager_v2", "WL_COMPOSITOR", "xdg_wm_base ", "",
+    ]
+
+    @Test("Unclassified globals are hidden from every role", arguments: unclassified, Role.allCases)
+    func unclassifiedIsHidden(interface: String, role: Role) {
+        #expect(access.decision(interface: interface, role: role) == .hidden(.unclassified))
+    }
+
+    @Test("Privileged globals are hidden from every role",
+          arguments: GlobalAccess.privilegedInterfaces, Role.allCases)
+    func privilegedIsHidden(interface: String, role: Role) {
+        #expect(access.decision(interface: interface, role: role) == .hidden(.privileged))
+    }
+
+    @Test("Desktop globals are visible to every role",
+          arguments: GlobalAccess.desktopInterfaces, Role.allCases)
+    func desktopIsVisible(interface: String, role: Role) {
+        #expect(access.decision(interface: interface, role: role) == .visible)
+    }
+
+    @Test("Only the app sees the assessment manager", arguments: [
+        (Role.app, GlobalAccess.Decision.visible),
+        (.participant, .hidden(.notForRole)),
+        (.untrusted, .hidden(.notForRole)),
+    ])
+    func assessmentManager(role: Role, expected: GlobalAccess.Decision) {
+        #expect(access.decision(interface: "carrel_assessment_manager_v1", role: role) == expected)
+    }
+
+    @Test("An untrusted client's global list is exactly the desktop")
+    func untrustedSeesOnlyTheDesktop() {
+        let visible = access.visibleInterfaces(for: .untrusted)
+        #expect(visible == GlobalAccess.desktopInterfaces.sorted())
+        #expect(!visible.contains("carrel_assessment_manager_v1"))
+    }
+
+    @Test("The app's global list is the desktop plus the assessment manager")
+    func appSeesDesktopAndAssessment() {
+        let expected = (GlobalAccess.desktopInterfaces + ["carrel_assessment_manager_v1"]).sorted()
+        #expect(access.visibleInterfaces(for: .app) == expected)
+    }
+
+    @Test("No interface is listed in two classes")
+    func classListsAreDisjoint() {
+        // The standard table is built from these lists into a dictionary; an
+        // interface in two lists would silently take the last class.
+        let all = GlobalAccess.desktopInterfaces + GlobalAccess.privilegedInterfaces
+            + GlobalAccess.assessmentInterfaces
+        #expect(Set(all).count == all.count)
+        #expect(access.classes.count == all.count)
+    }
+
+    @Test("No role is granted privileged globals in the standard table")
+    func privilegedClassHasNoRoles() {
+        #expect(access.rolesByClass[.privileged, default: []].isEmpty)
+    }
+
+    @Test("A class missing from rolesByClass is hidden from every role", arguments: Role.allCases)
+    func classWithoutRolesIsHidden(role: Role) {
+        let table = GlobalAccess(classes: ["wl_compositor": .desktop], rolesByClass: [:])
+        #expect(table.decision(interface: "wl_compositor", role: role) == .hidden(.notForRole))
+        #expect(table.visibleInterfaces(for: role).isEmpty)
+    }
+}
