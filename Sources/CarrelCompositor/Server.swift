@@ -145,6 +145,8 @@ public final class Server {
         }
         installSignalHandlers()
 
+        // The readiness fd is Carrel's alone: the app must not inherit it.
+        if let fd = options.readyFD { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         if !options.app.isEmpty {
             app = try AppProcess.launch(options.app, appSocket: appSocket, logger: logger)
         }
