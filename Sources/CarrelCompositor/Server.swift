@@ -318,7 +318,7 @@ public final class Server {
     /// Re-applies placement after the outputs changed.
     private func replaceAll() {
         for view in stack where view.isMapped { place(view) }
-        for view in views.values where !view.isMapped { placeBeforeMap(view) }
+        for view in views.values where !view.isMapped && view.isPlaced { placeBeforeMap(view) }
     }
 
     private func place(_ view: View) {

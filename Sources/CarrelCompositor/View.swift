@@ -11,7 +11,7 @@ final class View {
     private unowned let server: Server
     private var listeners = ListenerBag()
     private(set) var isMapped = false
-    private var isPlaced = false
+    private(set) var isPlaced = false
 
     init(id: WindowID, role: Role, xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>,
          parentNode: UnsafeMutablePointer<wlr_scene_node>, server: Server) {
