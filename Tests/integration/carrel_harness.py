@@ -405,6 +405,21 @@ class CarrelFactory:
             c.wait_ready()
         return c
 
+    def sanitizer_reports(self) -> list[str]:
+        """AddressSanitizer/LeakSanitizer reports in the carrels' stderr."""
+        found = []
+        for c in self.started:
+            try:
+                text = c.stderr_path.read_text(errors="replace")
+            except OSError:
+                continue
+            start = text.find("==ERROR: ")
+            if start < 0:
+                start = text.find("WARNING: AddressSanitizer")
+            if start >= 0:
+                found.append(f"{c.stderr_path}:\n{text[start:start + 6000]}")
+        return found
+
     def cleanup(self) -> None:
         for c in self.started:
             c.close_ready_fd()

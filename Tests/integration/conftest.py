@@ -87,7 +87,11 @@ def carrel(carrel_bin, procs, logdir, logs):
     yield factory
     for note in procs.end_all():
         print(f"teardown: {note}")
+    reports = factory.sanitizer_reports()
     factory.cleanup()
+    # Under AddressSanitizer (test-all's last step) a memory error or leak
+    # report in any carrel's stderr fails the test, whatever else it checked.
+    assert not reports, "AddressSanitizer reported:\n" + "\n\n".join(reports)
 
 
 @pytest.fixture(scope="session")
