@@ -172,6 +172,11 @@ final class AssessmentService {
         outputPresented(output)
     }
 
+    /// A restriction stopped holding: the session hears `interrupted(integrity)`.
+    func integrityLost(_ message: String) {
+        process(invigilator.integrityLost(message))
+    }
+
     /// Carrel is shutting down: sessions hear `interrupted(shutdown)`.
     func shutdown() {
         process(invigilator.shutdown("Carrel is shutting down"))

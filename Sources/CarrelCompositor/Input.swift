@@ -81,11 +81,33 @@ final class Input {
         }
         listeners.on(&seat.pointee.events.request_set_selection) { [unowned self] data in
             let event = data!.assumingMemoryBound(to: wlr_seat_request_set_selection_event.self).pointee
+            guard server.maySetSelection(serial: event.serial) else {
+                server.logger.notice("refused a clipboard selection from a client outside the session")
+                if let source = event.source { wlr_data_source_destroy(source) }
+                return
+            }
             wlr_seat_set_selection(seat, event.source, event.serial)
         }
         listeners.on(&seat.pointee.events.request_set_primary_selection) { [unowned self] data in
             let event = data!.assumingMemoryBound(to: wlr_seat_request_set_primary_selection_event.self).pointee
+            guard server.maySetSelection(serial: event.serial) else {
+                server.logger.notice("refused a primary selection from a client outside the session")
+                if let source = event.source { wlr_primary_selection_source_destroy(source) }
+                return
+            }
             wlr_seat_set_primary_selection(seat, event.source, event.serial)
+        }
+        listeners.on(&seat.pointee.events.request_start_drag) { [unowned self] data in
+            let event = data!.assumingMemoryBound(to: wlr_seat_request_start_drag_event.self).pointee
+            // A drag needs a pointer grab serial from the origin, and during a
+            // session must start in the session's own windows.
+            if let origin = event.origin, server.mayStartDrag(from: origin),
+               wlr_seat_validate_pointer_grab_serial(seat, origin, event.serial) {
+                wlr_seat_start_pointer_drag(seat, event.drag, event.serial)
+            } else {
+                server.logger.notice("refused a drag-and-drop")
+                if let source = event.drag.pointee.source { wlr_data_source_destroy(source) }
+            }
         }
         updateCapabilities()
     }
@@ -120,6 +142,13 @@ final class Input {
         if !keyboards.isEmpty { caps |= WL_SEAT_CAPABILITY_KEYBOARD.rawValue }
         if hasTouch { caps |= WL_SEAT_CAPABILITY_TOUCH.rawValue }
         wlr_seat_set_capabilities(seat, caps)
+    }
+
+    /// Re-evaluates what is under the pointer after windows left or joined
+    /// the scene, so no hidden window keeps pointer focus.
+    func pointerFocusChanged() {
+        let now = carrel_now()
+        pointerMoved(time: UInt32(truncatingIfNeeded: Int(now.tv_sec) * 1000 + Int(now.tv_nsec) / 1_000_000))
     }
 
     private func pointerMoved(time: UInt32) {

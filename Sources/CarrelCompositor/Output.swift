@@ -12,9 +12,15 @@ final class Output {
     private var presentRequested = false
     private var presentArmed = false
 
+    /// Plain colour over this output during a session (when not the primary).
+    private let curtain: UnsafeMutablePointer<wlr_scene_rect>
+
     init(_ wlrOutput: UnsafeMutablePointer<wlr_output>, server: Server) {
         self.wlrOutput = wlrOutput
         self.server = server
+        var colour: [Float] = [0.08, 0.09, 0.11, 1]
+        curtain = wlr_scene_rect_create(&server.curtainLayer.pointee.node, 0, 0, &colour)!
+        wlr_scene_node_set_enabled(&curtain.pointee.node, false)
         listeners.on(&wlrOutput.pointee.events.frame) { [unowned self] _ in handleFrame() }
         listeners.on(&wlrOutput.pointee.events.present) { [unowned self] data in
             let event = data!.assumingMemoryBound(to: wlr_output_event_present.self).pointee
@@ -32,14 +38,22 @@ final class Output {
     func requestFullFrame() {
         presentRequested = true
         if let sceneOutput = wlr_scene_get_scene_output(server.scene, wlrOutput) {
-            // wlroots 0.15: scene outputs track damage with wlr_output_damage.
-            wlr_output_damage_add_whole(sceneOutput.pointee.damage)
+            WlrootsVersion.damageWhole(sceneOutput)
         }
         wlr_output_schedule_frame(wlrOutput)
     }
 
     private func handleFrame() {
         guard let sceneOutput = wlr_scene_get_scene_output(server.scene, wlrOutput) else { return }
+        #if DEBUG
+        // The invariant behind every session: no frame renders a window the
+        // session hides. A violation is a compositor bug; stop at once.
+        let violations = server.sceneViolations()
+        if !violations.isEmpty {
+            server.logger.critical("scene invariant broken: windows \(violations) are enabled during a session")
+            fatalError("hidden window enabled in a rendered frame")
+        }
+        #endif
         if presentRequested {
             // Armed before committing: some backends present synchronously.
             presentRequested = false
@@ -53,7 +67,16 @@ final class Output {
         wlr_scene_output_send_frame_done(sceneOutput, &now)
     }
 
+    func setCurtain(up: Bool, layout: UnsafeMutablePointer<wlr_output_layout>) {
+        if up, let box = WlrootsVersion.layoutBox(layout, wlrOutput) {
+            wlr_scene_node_set_position(&curtain.pointee.node, box.x, box.y)
+            wlr_scene_rect_set_size(curtain, box.width, box.height)
+        }
+        wlr_scene_node_set_enabled(&curtain.pointee.node, up)
+    }
+
     private func handleDestroy() {
+        wlr_scene_node_destroy(&curtain.pointee.node)
         listeners.disconnectAll()
         server.outputDestroyed(self)
     }

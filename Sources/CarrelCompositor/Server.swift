@@ -53,6 +53,9 @@ public final class Server {
     /// Scene layers, bottom to top: untrusted clients' windows under the app's.
     private let untrustedLayer: UnsafeMutablePointer<wlr_scene_tree>
     private let appLayer: UnsafeMutablePointer<wlr_scene_tree>
+    /// Above everything: plain colour over outputs other than the primary
+    /// while a session holds restrictions.
+    let curtainLayer: UnsafeMutablePointer<wlr_scene_tree>
 
     private var listeners = ListenerBag()
     private var outputs: [Output] = []
@@ -98,6 +101,7 @@ public final class Server {
         wlr_scene_attach_output_layout(scene, outputLayout)
         untrustedLayer = wlr_scene_tree_create(&scene.pointee.node)
         appLayer = wlr_scene_tree_create(&scene.pointee.node)
+        curtainLayer = wlr_scene_tree_create(&scene.pointee.node)
 
         let presentation = wlr_presentation_create(display, backend)
         wlr_scene_set_presentation(scene, presentation)
@@ -240,12 +244,16 @@ public final class Server {
         outputs.append(output)
         wlr_output_layout_add_auto(outputLayout, wlrOutput)
         logger.info("output \(output.name) \(wlrOutput.pointee.width)x\(wlrOutput.pointee.height)")
+        // The curtain goes up before the output's first frame.
+        updateCurtains()
         replaceAll()
+        outputAddedDuringSession(output)
     }
 
     func outputDestroyed(_ output: Output) {
         outputs.removeAll { $0 === output }
         assessment.outputRemoved(output)
+        updateCurtains()
         replaceAll()
     }
 
@@ -253,8 +261,7 @@ public final class Server {
     /// present. Nil when there is none (everything waits for one).
     var primaryOutputBox: Rect? {
         guard let output = outputs.first else { return nil }
-        // wlroots 0.15 returns a pointer to an internal box (0.16+ fills one in).
-        guard let box = wlr_output_layout_get_box(outputLayout, output.wlrOutput)?.pointee else { return nil }
+        guard let box = WlrootsVersion.layoutBox(outputLayout, output.wlrOutput) else { return nil }
         return Rect(x: Int(box.x), y: Int(box.y), width: Int(box.width), height: Int(box.height))
     }
 
@@ -267,11 +274,15 @@ public final class Server {
         case WLR_XDG_SURFACE_ROLE_TOPLEVEL:
             let client = wl_resource_get_client(xdgSurface.pointee.resource)!
             let role = roles.role(of: client)
+            let owner = WindowOwner(client: clientID(client), role: role)
             let layer = role == .untrusted ? untrustedLayer : appLayer
-            let view = View(id: WindowID(nextWindowID), role: role, xdgSurface: xdgSurface,
+            let view = View(id: WindowID(nextWindowID), owner: owner, xdgSurface: xdgSurface,
                             parentNode: &layer.pointee.node, server: self)
             nextWindowID += 1
             views[xdgSurface] = view
+            // Decided before the client can commit a buffer: a window the
+            // session hides is never enabled in the scene, not even for a frame.
+            wlr_scene_node_set_enabled(view.sceneNode, restrictions?.shows(owner) ?? true)
             logger.debug("new toplevel \(view.id) of role \(role)")
         default:
             break
@@ -350,6 +361,8 @@ public final class Server {
         wlr_scene_node_set_enabled(&untrustedLayer.pointee.node, visible)
     }
 
+    var untrustedLayerEnabled: Bool { WlrootsVersion.isEffectivelyEnabled(&untrustedLayer.pointee.node) }
+
     func viewMapped(_ view: View) {
         place(view)
         stack.removeAll { $0 === view }
@@ -376,7 +389,7 @@ public final class Server {
         let stacking = stack.filter { $0.role == .untrusted } + stack.filter { $0.role != .untrusted }
         var candidates = stacking
         if let restrictions, restrictions.inputOnlyToSession {
-            candidates = stacking.filter { clientID(wl_resource_get_client($0.xdgSurface.pointee.resource)) == restrictions.owner }
+            candidates = stacking.filter { restrictions.shows($0.owner) }
         }
         let target = Focus.target(stack: candidates.map(\.summary), untrustedMayFocus: restrictions == nil)
         let targetView = stacking.first { $0.id == target }
@@ -454,7 +467,13 @@ extension Server {
     func applyRestrictions(_ set: RestrictionSet) -> RestrictionOutcome {
         restrictions = set
         setUntrustedLayerVisible(!set.hideUntrustedWindows)
+        for view in views.values {
+            wlr_scene_node_set_enabled(view.sceneNode, set.shows(view.owner))
+        }
+        updateCurtains()
         refocus()
+        // Pointer focus may sit on a window that just left the scene.
+        input.pointerFocusChanged()
         logger.info("restrictions up for \(set.session)")
         return .applied
     }
@@ -463,7 +482,12 @@ extension Server {
         guard restrictions?.session == id else { return }
         restrictions = nil
         setUntrustedLayerVisible(true)
+        for view in views.values {
+            wlr_scene_node_set_enabled(view.sceneNode, true)
+        }
+        updateCurtains()
         refocus()
+        input.pointerFocusChanged()
         logger.info("restrictions reverted for \(id)")
     }
 
@@ -475,5 +499,47 @@ extension Server {
 
     func outputPresented(_ output: Output) {
         assessment.outputPresented(output)
+    }
+
+    /// During a session only the session's clients may set the clipboard or
+    /// primary selection: the request must carry a serial of an input event
+    /// the session's own focused client received.
+    func maySetSelection(serial: UInt32) -> Bool {
+        guard let restrictions, restrictions.isolateClipboard else { return true }
+        guard let focused = input.seat.pointee.keyboard_state.focused_client,
+              clientID(focused.pointee.client) == restrictions.owner else { return false }
+        return wlr_seat_client_validate_event_serial(focused, serial)
+    }
+
+    /// Drag-and-drop: only from a window that may be shown; during a session
+    /// from the session's own windows only.
+    func mayStartDrag(from origin: UnsafeMutablePointer<wlr_surface>) -> Bool {
+        guard let restrictions, restrictions.isolateClipboard else { return true }
+        let client = wl_resource_get_client(origin.pointee.resource)!
+        return clientID(client) == restrictions.owner
+    }
+
+    /// Windows the session must hide but the scene would draw; checked for
+    /// every rendered frame in debug builds.
+    func sceneViolations() -> [WindowID] {
+        let entries = views.values.map { view in
+            SceneAudit.Entry(window: view.id, owner: view.owner,
+                             isEnabled: WlrootsVersion.isEffectivelyEnabled(view.sceneNode))
+        }
+        return SceneAudit.violations(entries, under: restrictions)
+    }
+
+    /// A display was connected: during a session that is a change nobody
+    /// vetted, so the session hears `interrupted(integrity)`.
+    func outputAddedDuringSession(_ output: Output) {
+        guard restrictions != nil else { return }
+        assessment.integrityLost("output \(output.name) was connected during the session")
+    }
+
+    /// Outputs other than the primary show a plain colour during a session.
+    func updateCurtains() {
+        for (index, output) in outputs.enumerated() {
+            output.setCurtain(up: restrictions != nil && index > 0, layout: outputLayout)
+        }
     }
 }

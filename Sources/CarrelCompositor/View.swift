@@ -6,6 +6,8 @@ import CarrelShim
 final class View {
     let id: WindowID
     let role: Role
+    /// Whose window this is, for the session's visibility decisions.
+    let owner: WindowOwner
     let xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>
     let sceneNode: UnsafeMutablePointer<wlr_scene_node>
     private unowned let server: Server
@@ -13,10 +15,11 @@ final class View {
     private(set) var isMapped = false
     private(set) var isPlaced = false
 
-    init(id: WindowID, role: Role, xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>,
+    init(id: WindowID, owner: WindowOwner, xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>,
          parentNode: UnsafeMutablePointer<wlr_scene_node>, server: Server) {
         self.id = id
-        self.role = role
+        self.role = owner.role
+        self.owner = owner
         self.xdgSurface = xdgSurface
         self.server = server
         sceneNode = wlr_scene_xdg_surface_create(parentNode, xdgSurface)

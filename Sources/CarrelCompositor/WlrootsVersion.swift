@@ -1,0 +1,29 @@
+import CarrelShim
+
+/// Accessors whose shape changed between wlroots 0.15 and 0.17+. Keeping them
+/// here keeps the planned port to a few lines.
+enum WlrootsVersion {
+    /// Whether a scene node and all its ancestors are enabled, i.e. whether
+    /// rendering may draw it. (0.15: `node.state.enabled`; 0.17: `node.enabled`.)
+    static func isEffectivelyEnabled(_ node: UnsafeMutablePointer<wlr_scene_node>) -> Bool {
+        var current: UnsafeMutablePointer<wlr_scene_node>? = node
+        while let n = current {
+            if !n.pointee.state.enabled { return false }
+            current = n.pointee.parent
+        }
+        return true
+    }
+
+    /// An output's box in layout coordinates. (0.15 returns a pointer to an
+    /// internal box; 0.16+ fills a caller's box.)
+    static func layoutBox(_ layout: UnsafeMutablePointer<wlr_output_layout>,
+                          _ output: UnsafeMutablePointer<wlr_output>) -> wlr_box? {
+        wlr_output_layout_get_box(layout, output)?.pointee
+    }
+
+    /// Damages a whole scene output so the next frame repaints everything.
+    /// (0.15: the scene output's wlr_output_damage; 0.17: its damage ring.)
+    static func damageWhole(_ sceneOutput: UnsafeMutablePointer<wlr_scene_output>) {
+        wlr_output_damage_add_whole(sceneOutput.pointee.damage)
+    }
+}
