@@ -282,7 +282,7 @@ public final class Server {
             views[xdgSurface] = view
             // Decided before the client can commit a buffer: a window the
             // session hides is never enabled in the scene, not even for a frame.
-            wlr_scene_node_set_enabled(view.sceneNode, restrictions?.shows(owner) ?? true)
+            view.setShown(restrictions?.shows(owner) ?? true)
             logger.debug("new toplevel \(view.id) of role \(role)")
         default:
             break
@@ -367,7 +367,7 @@ public final class Server {
         place(view)
         stack.removeAll { $0 === view }
         stack.append(view)
-        wlr_scene_node_raise_to_top(view.sceneNode)
+        view.raiseToTop()
         logger.debug("mapped toplevel \(view.id) of role \(view.role)")
         refocus()
     }
@@ -468,7 +468,7 @@ extension Server {
         restrictions = set
         setUntrustedLayerVisible(!set.hideUntrustedWindows)
         for view in views.values {
-            wlr_scene_node_set_enabled(view.sceneNode, set.shows(view.owner))
+            view.setShown(set.shows(view.owner))
         }
         updateCurtains()
         refocus()
@@ -483,7 +483,7 @@ extension Server {
         restrictions = nil
         setUntrustedLayerVisible(true)
         for view in views.values {
-            wlr_scene_node_set_enabled(view.sceneNode, true)
+            view.setShown(true)
         }
         updateCurtains()
         refocus()

@@ -9,6 +9,11 @@ final class View {
     /// Whose window this is, for the session's visibility decisions.
     let owner: WindowOwner
     let xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>
+    /// Carrel's own node above the window's: wlroots enables and disables the
+    /// xdg surface's node itself on map and unmap, so whether a session shows
+    /// the window is decided here, where wlroots never writes.
+    let container: UnsafeMutablePointer<wlr_scene_tree>
+    /// The xdg surface's scene node (positioned; popups hang below it).
     let sceneNode: UnsafeMutablePointer<wlr_scene_node>
     private unowned let server: Server
     private var listeners = ListenerBag()
@@ -22,7 +27,8 @@ final class View {
         self.owner = owner
         self.xdgSurface = xdgSurface
         self.server = server
-        sceneNode = wlr_scene_xdg_surface_create(parentNode, xdgSurface)
+        container = wlr_scene_tree_create(parentNode)
+        sceneNode = wlr_scene_xdg_surface_create(&container.pointee.node, xdgSurface)
         // Popups find their parent's scene node through `data`.
         xdgSurface.pointee.data = UnsafeMutableRawPointer(sceneNode)
         listeners.on(&xdgSurface.pointee.surface.pointee.events.commit) { [unowned self] _ in handleCommit() }
@@ -66,8 +72,19 @@ final class View {
         server.viewUnmapped(self)
     }
 
+    /// Shows or hides the window (and its popups and subsurfaces) in every frame.
+    func setShown(_ shown: Bool) {
+        wlr_scene_node_set_enabled(&container.pointee.node, shown)
+    }
+
+    func raiseToTop() {
+        wlr_scene_node_raise_to_top(&container.pointee.node)
+    }
+
     private func handleDestroy() {
         listeners.disconnectAll()
+        // wlroots destroyed the xdg surface's node; the container is ours.
+        wlr_scene_node_destroy(&container.pointee.node)
         server.viewDestroyed(self)
     }
 }

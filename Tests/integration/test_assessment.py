@@ -1,0 +1,680 @@
+"""carrel-assessment-v1 against the real binary, from a client nobody wrote in Swift.
+
+The client (assessment_client.py) is pywayland, with its protocol modules
+generated from the XML by pywayland's scanner once per test session: the XML is
+the contract. Each client maps a real xdg_toplevel with a wl_shm buffer before it
+begins a session, and prints every event it receives as one line.
+
+App-role clients connect to carrel's app socket: carrel's app is a shell that
+records its WAYLAND_DISPLAY (an absolute path) and sleeps, and the test starts
+clients itself with that WAYLAND_DISPLAY. Untrusted clients use the public
+socket. The clipboard tests run carrel on the x11 backend under Xvfb, because
+wl-copy and wl-paste need a seat with a keyboard and a headless seat has none.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import assessment_client
+import carrel_harness as h
+
+CLIENT = Path(assessment_client.__file__).resolve()
+VENV_PYTHON = Path("/opt/carrel-test-venv/bin/python")
+EVENT_TIMEOUT = 10.0  # began waits for a presented frame; the policy's own bound is 3 s
+QUIET_PERIOD = 1.5  # how long "nothing more arrives" is watched for
+
+# Wire values, from protocols/carrel-assessment-v1.xml.
+FEATURES = set(range(8))  # spell_check .. screen_reader
+CLIENT_ENFORCEMENT = 1  # enforcement.client
+ENFORCEMENTS = {0, 1}
+# A compositor cannot switch off an app's own spell checker, prediction or
+# autocorrection: the XML's example of a client-enforced feature.
+TEXT_ASSISTANCE = {0, 1, 2}
+INACTIVE, ACTIVE = 0, 1
+ALREADY_ACTIVE, UNSUPPORTED_CONFIGURATION, SURFACE_NOT_READY, FAILED_INTERRUPTED = 1, 3, 4, 8
+TIME_LIMIT = 3  # interruption_reason.time_limit
+MANAGER = "carrel_assessment_manager_v1"
+CONFIGURATION = "carrel_assessment_configuration_v1"
+SESSION = "carrel_assessment_session_v1"
+
+
+# ---------------------------------------------------------------------------
+# Fixtures and helpers
+
+
+def _imports_pywayland(python: str) -> bool:
+    try:
+        r = subprocess.run([python, "-c", "import pywayland.scanner, pywayland.client"],
+                           stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0
+
+
+@pytest.fixture(scope="session")
+def client_python() -> str:
+    """A Python that has pywayland: CARREL_PYWAYLAND_PYTHON, this one, or the test venv."""
+    candidates = [os.environ.get("CARREL_PYWAYLAND_PYTHON"), sys.executable, str(VENV_PYTHON)]
+    for python in filter(None, candidates):
+        if _imports_pywayland(python):
+            return python
+    pytest.fail("no Python with pywayland found (tried CARREL_PYWAYLAND_PYTHON, "
+                f"{sys.executable}, {VENV_PYTHON}); install it: "
+                f"python3 -m venv --system-site-packages {VENV_PYTHON.parent.parent} && "
+                f"{VENV_PYTHON.parent}/pip install pywayland")
+
+
+@pytest.fixture(scope="session")
+def pywayland_protocols(client_python, tmp_path_factory) -> Path:
+    """The XML turned into Python by pywayland's scanner, once per test session."""
+    return assessment_client.generate_protocols(tmp_path_factory.mktemp("pywayland-protocols"),
+                                                python=client_python)
+
+
+class Driver:
+    """One running assessment_client.py: commands in on stdin, event lines out."""
+
+    def __init__(self, name: str, proc: subprocess.Popen, stderr_path: Path,
+                 transcript_path: Path) -> None:
+        self.name = name
+        self.proc = proc
+        self.stderr_path = stderr_path
+        self.transcript_path = transcript_path
+        self.lines: list[str] = []
+        self.consumed: set[int] = set()  # indices of lines expect() returned
+        self._partial = b""
+        self._eof = False
+        self._syncs = 0
+        self._log = open(transcript_path, "w", buffering=1)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def evidence(self) -> str:
+        return (f"--- {self.name} transcript ---\n{h.tail(self.transcript_path, 6000)}"
+                f"--- {self.name} stderr ---\n{h.tail(self.stderr_path, 3000)}")
+
+    def send(self, line: str) -> None:
+        self._log.write(f"> {line}\n")
+        try:
+            self.proc.stdin.write((line + "\n").encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            raise h.HarnessError(f"{self.name} is gone (status {self.proc.poll()}); "
+                                 f"could not send {line!r}\n{self.evidence()}") from None
+
+    def _pump(self, timeout: float) -> bool:
+        """Reads what the client printed within timeout; False at EOF."""
+        if self._eof:
+            return False
+        fd = self.proc.stdout.fileno()
+        readable, _, _ = select.select([fd], [], [], max(0.0, timeout))
+        if not readable:
+            return True
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            self._eof = True
+            return False
+        self._partial += chunk
+        *complete, self._partial = self._partial.split(b"\n")
+        for raw in complete:
+            line = raw.decode(errors="replace")
+            self.lines.append(line)
+            self._log.write(f"< {line}\n")
+        return True
+
+    def expect(self, pattern: str, timeout: float = EVENT_TIMEOUT, what: str = "") -> re.Match:
+        """The first line matching pattern (a regex, whole line) that no earlier
+        expect() returned, waiting up to timeout for it. Lines it skips stay
+        available, so independent streams (manager, session) can be awaited in
+        any order."""
+        regex = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        while True:
+            for i in range(len(self.lines)):
+                if i in self.consumed:
+                    continue
+                m = regex.fullmatch(self.lines[i])
+                if m:
+                    self.consumed.add(i)
+                    return m
+            left = deadline - time.monotonic()
+            if self._eof or left <= 0:
+                break
+            self._pump(min(left, 0.2))
+        state = f"closed its output (status {self.proc.poll()})" if self._eof else "still running"
+        raise h.HarnessError(f"{self.name}: no line matching {pattern!r}"
+                             f"{' (' + what + ')' if what else ''} within {timeout}s; "
+                             f"client {state}\n{self.evidence()}")
+
+    def collect(self, duration: float) -> None:
+        deadline = time.monotonic() + duration
+        while time.monotonic() < deadline and self._pump(deadline - time.monotonic()):
+            pass
+
+    def sync(self) -> None:
+        """Every event the compositor sent before it handled this has been printed."""
+        self._syncs += 1
+        self.send(f"sync {self._syncs}")
+        self.expect(f"synced {self._syncs}")
+
+    def matching(self, pattern: str) -> list[str]:
+        regex = re.compile(pattern)
+        return [line for line in self.lines if regex.fullmatch(line)]
+
+    def wait_exit(self, timeout: float = h.CLIENT_TIMEOUT) -> int:
+        try:
+            status = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise h.HarnessError(f"{self.name} did not exit within {timeout}s\n"
+                                 f"{self.evidence()}") from None
+        self.collect(0.2)
+        return status
+
+    # Conveniences for the usual steps.
+
+    def map(self, window: str = "w") -> None:
+        self.send(f"map {window}")
+        self.expect(f"mapped {window}", what="a frame callback after the first buffer")
+
+    def bind(self, manager: str = "m") -> list[str]:
+        """Binds a manager; returns the events up to its first done."""
+        start = len(self.lines)
+        self.send(f"bind_manager {manager}")
+        self.expect(f"manager {manager} done", what="the events sent on bind")
+        return [line for line in self.lines[start:] if line.startswith(f"manager {manager} ")]
+
+    def begin(self, session: str = "s", config: str = "null", window: str = "w",
+              manager: str = "m") -> None:
+        self.send(f"begin {session} {manager} {window} {config}")
+
+    def began(self, session: str = "s") -> None:
+        m = self.expect(f"session {session} (began|failed .*)", what="the answer to begin")
+        assert m.group(1) == "began", f"{self.name}: begin was answered with {m.group(0)!r}\n" \
+                                      f"{self.evidence()}"
+
+    def protocol_error(self) -> tuple[str, int]:
+        m = self.expect(r"error (\S+) (\d+) (\d+)", what="a protocol error")
+        status = self.wait_exit()
+        assert status == assessment_client.EXIT_PROTOCOL_ERROR, \
+            f"{self.name} exited {status} after a protocol error\n{self.evidence()}"
+        return m.group(1), int(m.group(2))
+
+
+class World:
+    """A running carrel with its app socket, and the clients a test starts."""
+
+    def __init__(self, carrel_factory, procs, logdir, logs, tmp_path, python, protocols,
+                 backend="headless", env=None) -> None:
+        self.procs, self.logdir, self.logs = procs, logdir, logs
+        self.python, self.protocols = python, protocols
+        record = tmp_path / "app-display"
+        self.carrel = carrel_factory.start(
+            app=["sh", "-c", 'printf "%s\\n" "$WAYLAND_DISPLAY" > "$0.tmp" && mv "$0.tmp" "$0" '
+                             '&& exec sleep 300', str(record)],
+            backend=backend, env=env)
+        assert h.wait_until(record.exists, 10), f"carrel's app never ran\n{self.carrel.evidence()}"
+        self.app_display = record.read_text().strip()
+        assert self.app_display.startswith("/"), self.app_display
+        self.count = 0
+
+    def env(self, role: str) -> dict:
+        display = self.app_display if role == "app" else self.carrel.socket_name
+        return h.clean_env({"XDG_RUNTIME_DIR": str(self.carrel.runtime_dir),
+                            "WAYLAND_DISPLAY": display,
+                            "CARREL_PYWAYLAND_PROTOCOLS": str(self.protocols),
+                            "PYTHONUNBUFFERED": "1"})
+
+    def client(self, name: str, role: str = "app") -> Driver:
+        self.count += 1
+        label = f"{self.count}-{name}-{role}"
+        stderr_path = self.logdir / f"{label}.stderr"
+        transcript = self.logdir / f"{label}.transcript"
+        self.logs.append((f"client {label} transcript", transcript))
+        self.logs.append((f"client {label} stderr", stderr_path))
+        with open(stderr_path, "wb") as err:
+            proc = self.procs.spawn(label, [self.python, str(CLIENT)], env=self.env(role),
+                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
+        driver = Driver(label, proc, stderr_path, transcript)
+        driver.expect("ready", what="connected and globals listed")
+        return driver
+
+    def alive(self) -> None:
+        assert self.carrel.alive(), f"carrel died\n{self.carrel.evidence()}"
+
+    def run_tool(self, name: str, argv: list, role: str = "app", timeout: float = 5.0):
+        """Runs a tool as a tracked client; returns (status or None if it timed out, out, err)."""
+        self.count += 1
+        out = self.logdir / f"{self.count}-{name}.stdout"
+        err = self.logdir / f"{self.count}-{name}.stderr"
+        with open(out, "wb") as o, open(err, "wb") as e:
+            proc = self.procs.spawn(name, argv, env=self.env(role), stdout=o, stderr=e)
+        try:
+            status = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=5)
+            status = None
+        return status, out.read_text(errors="replace"), err.read_text(errors="replace")
+
+    def paste(self, timeout: float = 5.0):
+        h.require_tool("wl-paste")
+        return self.run_tool("wl-paste", ["wl-paste", "--no-newline"], timeout=timeout)
+
+    def copy(self, text: str) -> subprocess.Popen:
+        """wl-copy in the foreground (one pid to track); returns once wl-paste sees text."""
+        h.require_tool("wl-copy")
+        self.count += 1
+        err = self.logdir / f"{self.count}-wl-copy.stderr"
+        self.logs.append(("wl-copy stderr", err))
+        with open(err, "wb") as e:
+            proc = self.procs.spawn("wl-copy", ["wl-copy", "--foreground", "--", text],
+                                    env=self.env("app"), stderr=e)
+        last = [None]
+
+        def pasted():
+            last[0] = self.paste()
+            return last[0][0] == 0 and last[0][1] == text
+
+        assert h.wait_until(pasted, 10, interval=0.2), \
+            f"wl-copy {text!r} never reached wl-paste (last: {last[0]})\n{self.carrel.evidence()}"
+        return proc
+
+    def assert_clipboard_empty(self, text: str, when: str, may_wait: bool = False) -> None:
+        """wl-paste (an app-role client) gets nothing: it fails or prints nothing.
+        may_wait: during a session wl-paste's own window is hidden, so it may never
+        get the keyboard focus it waits for; running out of time is nothing pasted."""
+        status, out, err = self.paste(timeout=3.0 if may_wait else 5.0)
+        assert text not in out, f"{when}: wl-paste still pasted {out!r}"
+        if status is None:
+            assert may_wait, f"{when}: wl-paste hung (no focus?) with no session active; " \
+                             f"stderr {err!r}\n{self.carrel.evidence()}"
+            return
+        assert status != 0 and out == "", \
+            f"{when}: wl-paste exited {status} with {out!r} (stderr {err!r}); expected " \
+            f"'No selection' and a non-zero status"
+
+
+@pytest.fixture
+def world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols):
+    return World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols)
+
+
+def start_xvfb(procs, logdir, logs) -> str:
+    h.require_tool("Xvfb")  # needed here, so missing it fails rather than skips
+    from test_visual import start_xvfb as start
+    return start(procs, logdir, logs)
+
+
+@pytest.fixture
+def x11_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols):
+    """carrel on the x11 backend under Xvfb: a seat with a keyboard, for wl-clipboard."""
+    display = start_xvfb(procs, logdir, logs)
+    return World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+                 backend="x11", env={"DISPLAY": display})
+
+
+def lock_states(driver: Driver, manager: str = "m") -> list[int]:
+    return [int(line.split()[-1]) for line in driver.matching(f"manager {manager} lock_state \\d+")]
+
+
+def wait_lock_state(driver: Driver, state: int, manager: str = "m",
+                    timeout: float = EVENT_TIMEOUT) -> None:
+    """Waits until the last lock_state the manager heard is state."""
+    def settled():
+        driver.sync()
+        return lock_states(driver, manager)[-1:] == [state]
+
+    assert h.wait_until(settled, timeout, interval=0.1), \
+        f"{driver.name}: lock state did not settle at {state}\n{driver.evidence()}"
+
+
+def expect_lock_state(driver: Driver, state: int, manager: str = "m") -> None:
+    driver.expect(f"manager {manager} lock_state {state}", what=f"lock_state {state} broadcast")
+    driver.expect(f"manager {manager} done", what="done after lock_state")
+
+
+# ---------------------------------------------------------------------------
+# Tests
+
+
+def test_bind_sends_each_feature_then_lock_state_then_done(world):
+    a = world.client("app")
+    events = a.bind()
+    features = [tuple(map(int, e.split()[3:5])) for e in events if " feature " in e]
+    assert len(features) == len(FEATURES), f"expected {len(FEATURES)} feature events: {events}"
+    assert {f for f, _ in features} == FEATURES, f"not one event per feature: {events}"
+    assert all(e in ENFORCEMENTS for _, e in features), f"enforcement outside the enum: {events}"
+    client_enforced = {f for f, e in features if e == CLIENT_ENFORCEMENT}
+    assert TEXT_ASSISTANCE <= client_enforced, \
+        f"spell check, prediction and autocorrect live in the app; only the client can keep " \
+        f"them off, yet they were announced as {features}"
+    assert events[len(FEATURES):] == ["manager m lock_state 0", "manager m done"], \
+        f"after the features: lock_state(inactive) then done, got {events}"
+    a.sync()
+    assert len(a.matching("manager m .*")) == len(events), "events after done without a change"
+
+
+def test_happy_path_begin_then_end(world):
+    observer = world.client("observer")
+    observer.bind()
+    a = world.client("exam")
+    a.map()
+    a.bind()
+    a.begin()
+    a.began()
+    expect_lock_state(observer, ACTIVE)
+    expect_lock_state(a, ACTIVE)
+    a.sync()
+    assert len(a.matching("session s .*")) == 1, f"begin answered more than once: {a.lines}"
+    a.send("end s")
+    a.expect("session s ended")
+    expect_lock_state(observer, INACTIVE)
+    expect_lock_state(a, INACTIVE)
+    a.sync()
+    observer.sync()
+    assert a.matching("session s .*") == ["session s began", "session s ended"], a.lines
+    assert lock_states(observer) == [INACTIVE, ACTIVE, INACTIVE], observer.lines
+    world.alive()
+
+
+def test_second_begin_while_active_fails_and_first_stays(world):
+    b = world.client("second")
+    b.map()  # before the session: a window mapped during one is another test
+    a = world.client("first")
+    a.map()
+    a.bind()
+    a.begin()
+    a.began()
+    b_bind = b.bind()
+    assert "manager m lock_state 1" in b_bind, f"bind during a session must say active: {b_bind}"
+    b.begin("t")
+    m = b.expect(r"session t (began|failed (\d+) .*)")
+    assert m.group(2) == str(ALREADY_ACTIVE), f"second begin answered {m.group(0)!r}"
+    b.send("end t")  # after failed, end is ignored: no protocol error
+    b.sync()
+    a.sync()
+    assert a.matching("session s .*") == ["session s began"], f"the first session was disturbed: {a.lines}"
+    assert lock_states(a) == [INACTIVE, ACTIVE], f"lock state changed: {a.lines}"
+    a.send("end s")
+    a.expect("session s ended")
+    expect_lock_state(b, INACTIVE)
+    b.begin("u")  # the refusal left nothing behind
+    b.began("u")
+    b.send("end u")
+    b.expect("session u ended")
+    world.alive()
+
+
+def test_untrusted_client_cannot_see_or_bind_the_manager(world):
+    a = world.client("app")
+    names = [int(line.split()[1]) for line in a.matching(f"global \\d+ {MANAGER} \\d+")]
+    assert len(names) == 1, f"the app does not see exactly one {MANAGER}: {a.lines}"
+    u = world.client("intruder", role="untrusted")
+    assert not u.matching(f"global \\d+ {MANAGER} \\d+"), f"untrusted client sees the manager: {u.lines}"
+    assert u.matching("global \\d+ wl_compositor \\d+"), f"untrusted registry looks empty: {u.lines}"
+    u.send("bind_manager m")
+    u.expect(f"no_global {MANAGER}")
+    u.send(f"bind_manager m {names[0]}")  # forced: the name the app was given
+    interface, code = u.protocol_error()
+    assert (interface, code) == ("wl_registry", 0), \
+        f"forced bind: expected libwayland's 'invalid global' error, got {interface} {code}"
+    assert "invalid global" in u.stderr_path.read_text(errors="replace"), u.evidence()
+    u_events = [line for line in u.lines if line.startswith("manager ")]
+    assert not u_events, f"the untrusted client got manager events: {u_events}"
+    world.alive()
+    a.map()
+    a.bind()
+    a.begin()
+    a.began()
+    a.send("end s")
+    a.expect("session s ended")
+
+
+CLIENT_BUGS = {
+    # name: (commands after a mapped window w and a manager m, interface, code, wait for began)
+    "allow_feature_twice": ("config c ; allow c 0 ; allow c 0", CONFIGURATION, 0, False),
+    "add_participant_twice": ("config c ; participant c calc ; participant c calc",
+                              CONFIGURATION, 0, False),
+    "set_time_limit_twice": ("config c ; time_limit c 60 ; time_limit c 60", CONFIGURATION, 0, False),
+    "invalid_feature": ("config c ; allow c 8", CONFIGURATION, 1, False),
+    "time_limit_zero": ("config c ; time_limit c 0", CONFIGURATION, 2, False),
+    "end_before_began": ("begin s m w null ; end s", SESSION, 0, False),
+    "update_before_began": ("config c ; begin s m w null ; update s c", SESSION, 0, False),
+    "end_after_end": ("end s ; end s", SESSION, 1, True),
+    "begin_without_toplevel_role": ("plain_surface p ; begin s m p null", MANAGER, 0, False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CLIENT_BUGS))
+def test_client_bug_is_a_protocol_error_and_carrel_carries_on(world, case):
+    commands, interface, code, after_began = CLIENT_BUGS[case]
+    observer = world.client("observer")
+    observer.bind()
+    a = world.client("buggy")
+    a.map()
+    a.bind()
+    if after_began:
+        a.begin()
+        a.began()
+    a.send(commands)
+    got = a.protocol_error()
+    assert got == (interface, code), f"{case}: expected error {interface} {code}, got {got}\n" \
+                                     f"{a.evidence()}"
+    world.alive()
+    # The disconnect ended whatever the buggy client had begun: the lock is free.
+    wait_lock_state(observer, INACTIVE)
+    b = world.client("next")
+    b.map()
+    b.bind()
+    b.begin()
+    b.began()
+    b.send("end s")
+    b.expect("session s ended")
+    world.alive()
+
+
+def test_destroy_while_beginning_then_a_new_session_begins(world):
+    observer = world.client("observer")
+    observer.bind()
+    a = world.client("exam")
+    a.map()
+    a.bind()
+    a.send("begin s m w null ; destroy s")  # one batch: before began can arrive
+    a.sync()
+    expect_lock_state(observer, ACTIVE)
+    expect_lock_state(observer, INACTIVE)
+    a.begin("s2")
+    a.began("s2")
+    assert not a.matching("session s .*"), f"events on the destroyed session: {a.lines}"
+    a.send("end s2")
+    a.expect("session s2 ended")
+    world.alive()
+
+
+def test_kill_9_mid_session_frees_the_lock_and_leaves_the_clipboard_empty(x11_world):
+    world = x11_world
+    secret = "carrel-kill9-secret"
+    copier = world.copy(secret)
+    b = world.client("next")
+    b.send("watch_selection")  # before its window gets focus: it hears the selection on enter
+    b.map()
+    b.bind()
+    a = world.client("killed")
+    a.map()
+    a.bind()
+    a.begin()
+    a.began()
+    expect_lock_state(b, ACTIVE)
+    os.kill(a.pid, signal.SIGKILL)
+    assert a.wait_exit() == -signal.SIGKILL
+    expect_lock_state(b, INACTIVE)
+    world.alive()
+    world.assert_clipboard_empty(secret, "after the killed session")
+    b.begin("t")
+    b.began("t")
+    b.sync()
+    selections = b.matching("selection .*")
+    assert selections and selections[-1] == "selection none", \
+        f"the new session's focused window should hear selection(null); heard {selections}"
+    b.send("end t")
+    b.expect("session t ended")
+    world.assert_clipboard_empty(secret, "after the new session ended")
+    assert h.wait_until(lambda: copier.poll() is not None, 5), \
+        "wl-copy still serves: its source was never cancelled"
+    world.alive()
+
+
+def test_time_limit_interrupts_and_the_session_stays_until_end(world):
+    observer = world.client("observer")
+    observer.bind()
+    a = world.client("exam")
+    a.map()
+    a.bind()
+    a.send("config c ; time_limit c 1")
+    a.begin(config="c")
+    a.began()
+    began_at = time.monotonic()
+    m = a.expect(r"session s interrupted (\d+) (.*)", timeout=5,
+                 what="interrupted(time_limit) about 1 s after began")
+    elapsed = time.monotonic() - began_at
+    assert int(m.group(1)) == TIME_LIMIT, f"interrupted for reason {m.group(1)}, not time_limit"
+    assert elapsed > 0.5, f"interrupted {elapsed:.2f}s after began: before the 1 s limit"
+    # Not terminal: nothing ends the session until the client does.
+    a.collect(QUIET_PERIOD)
+    a.sync()
+    observer.sync()
+    assert not a.matching("session s ended"), f"ended without end: {a.lines}"
+    assert lock_states(observer)[-1] == ACTIVE, f"lock released by the interruption: {observer.lines}"
+    a.send("config c2 ; allow c2 0 ; update s c2")
+    m = a.expect(r"session s (updated|update_failed (\d+) .*)")
+    assert m.group(2) == str(FAILED_INTERRUPTED), \
+        f"update of an interrupted session answered {m.group(0)!r}"
+    a.send("end s")
+    a.expect("session s ended")
+    expect_lock_state(observer, INACTIVE)
+    a.sync()
+    assert a.matching("session s .*")[-1] == "session s ended", a.lines
+    world.alive()
+
+
+def test_update_while_active_applies_completely_or_not_at_all(world):
+    observer = world.client("observer")
+    observer.bind()
+    a = world.client("exam")
+    a.map()
+    a.bind()
+    a.begin()
+    a.began()
+    a.send("config ok ; allow ok 0 ; allow ok 3 ; config unknown ; participant unknown "
+           "no-such-participant ; config long ; time_limit long 86400")
+    a.send("update s ok ; update s unknown ; update s long")
+    answers = [a.expect(r"session s (updated|update_failed \d+ .*)").group(1) for _ in range(3)]
+    assert answers[0] == "updated", f"update allowing features was answered {answers[0]!r}"
+    for answer, what in zip(answers[1:], ("an unknown participant", "a 24 h time limit")):
+        assert answer.startswith(f"update_failed {UNSUPPORTED_CONFIGURATION} "), \
+            f"update with {what} was answered {answer!r}"
+    a.sync()
+    observer.sync()
+    assert lock_states(observer)[-1] == ACTIVE, f"a failed update ended the session: {observer.lines}"
+    assert not a.matching("session s (interrupted|ended).*"), a.lines
+    a.send("end s")
+    a.expect("session s ended")
+    world.alive()
+
+
+def test_clipboard_from_before_begin_is_empty_after_began_and_after_ended(x11_world):
+    world = x11_world
+    secret = "carrel-clipboard-secret"
+    copier = world.copy(secret)
+    a = world.client("exam")
+    a.send("watch_selection")
+    a.map()
+    a.bind()
+    a.sync()
+    a.begin()
+    a.began()
+    a.sync()
+    selections = a.matching("selection .*")
+    assert selections and selections[-1] == "selection none", \
+        f"the session's own window still sees the selection from before: {selections}"
+    assert h.wait_until(lambda: copier.poll() is not None, 5), \
+        "wl-copy still serves after began: its data source was not cancelled"
+    world.assert_clipboard_empty(secret, "during the session", may_wait=True)
+    world.alive()
+    a.send("end s")
+    a.expect("session s ended")
+    world.assert_clipboard_empty(secret, "after ended")
+    world.alive()
+
+
+def test_begin_with_an_unmapped_toplevel_fails_surface_not_ready(world):
+    a = world.client("exam")
+    a.send("toplevel u")
+    a.expect("configured u")
+    a.bind()
+    a.sync()
+    a.begin(window="u")
+    m = a.expect(r"session s (began|failed (\d+) .*)")
+    assert m.group(2) == str(SURFACE_NOT_READY), f"begin with an unmapped toplevel: {m.group(0)!r}"
+    a.map()
+    a.begin("s2")
+    a.began("s2")
+    a.send("end s2")
+    a.expect("session s2 ended")
+    world.alive()
+
+
+def test_untrusted_toplevel_mapped_during_a_session_breaks_nothing(world):
+    a = world.client("exam")
+    a.map()
+    a.bind()
+    a.begin()
+    a.began()
+    u = world.client("intruder", role="untrusted")
+    u.send("map x")
+    u.expect("configured x")
+    u.sync()
+    a.collect(QUIET_PERIOD)
+    a.sync()
+    world.alive()
+    assert a.matching("session s .*") == ["session s began"], f"session disturbed: {a.lines}"
+    a.send("end s")
+    a.expect("session s ended")
+    # Shown again once the session is over: it gets its first frame.
+    u.expect("mapped x", what="a frame once the session no longer hides the window")
+    assert u.proc.poll() is None and not u.matching("error .*"), u.evidence()
+    world.alive()
+
+
+def test_another_app_client_window_mapped_during_a_session_breaks_nothing(world):
+    """A second app-role client (not the session's) maps a window mid-session:
+    the session hides it, carrel stays up, and the session ends cleanly."""
+    a = world.client("exam")
+    a.map()
+    a.bind()
+    a.begin()
+    a.began()
+    b = world.client("other-app")
+    b.send("map x")
+    b.expect("configured x")
+    b.sync()
+    a.collect(QUIET_PERIOD)
+    world.alive()
+    a.sync()
+    assert a.matching("session s .*") == ["session s began"], f"session disturbed: {a.lines}"
+    a.send("end s")
+    a.expect("session s ended")
+    b.expect("mapped x", what="a frame once the session no longer hides the window")
+    world.alive()
