@@ -71,6 +71,8 @@ let package = Package(
             path: "Sources/carrel-paint",
             swiftSettings: cSideSettings
         ),
+        // Red-team client (issue 4): tries each attack and prints a JSON verdict.
+        .executableTarget(name: "carrel-probe", dependencies: ["CarrelClientShim"], swiftSettings: cSideSettings),
         .testTarget(name: "CarrelCoreTests", dependencies: ["CarrelCore"]),
     ]
 )

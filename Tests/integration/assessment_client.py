@@ -26,6 +26,7 @@ Commands:
   toplevel W                an xdg_toplevel that is configured but never gets
                             a buffer (so never mapped); prints `configured W`
   plain_surface W           a wl_surface with no role
+  close_window W            destroy W's xdg_toplevel and xdg_surface: W leaves the screen
   config C                  manager create_configuration (on the first manager)
   allow C FEATURE | participant C ID | time_limit C SECONDS | destroy_config C
   begin S M W C|null        manager M begins session S for surface W
@@ -119,6 +120,7 @@ class Client:
         self.keep: list[object] = []
         self.compositor = self.shm = self.wm_base = self.seat = None
         self.running = True
+        self.roles: dict = {}  # window name -> (xdg_surface, xdg_toplevel)
         self.stdin_buffer = b""
         self._libwc = ctypes.CDLL(self._loaded_libwayland_client())
         self._libwc.wl_display_get_protocol_error.argtypes = [
@@ -241,6 +243,7 @@ class Client:
         xdg_surface.dispatcher["configure"] = on_configure
         surface.commit()
         self.objects[name] = surface
+        self.roles[name] = (xdg_surface, toplevel)
         self.keep += [xdg_surface, toplevel]
 
     # -- assessment protocol ------------------------------------------------
@@ -336,6 +339,12 @@ class Client:
             o[args[0]].update(o[args[1]])
         elif op == "destroy":
             o.pop(args[0]).destroy()
+        elif op == "close_window":
+            # Destroys the toplevel (not the wl_surface): the window leaves the
+            # screen, the session does not end.
+            xdg_surface, toplevel = self.roles.pop(args[0])
+            toplevel.destroy()
+            xdg_surface.destroy()
         elif op == "watch_selection":
             self.watch_selection()
         elif op == "sync":

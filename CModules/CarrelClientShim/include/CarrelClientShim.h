@@ -17,4 +17,19 @@ int carrel_client_shm_create(size_t size);
 /// Swift cannot take the address of an imported `extern const` struct.
 const struct wl_interface *carrel_client_interface(const char *name);
 
+// carrel-probe: helpers for a client that tests what the compositor refuses.
+
+/// Starts collecting libwayland-client's log messages (such as the text of a
+/// protocol error the compositor sent) instead of printing them to stderr,
+/// and forgets what was collected before.
+void carrel_client_log_capture(void);
+
+/// The log text collected since carrel_client_log_capture (at most 4 KiB).
+const char *carrel_client_log_text(void);
+
+/// A description of an interface named `name` with no requests or events, for
+/// binding a global whose protocol this client does not carry: enough to
+/// learn whether the compositor lets the bind through. Never freed.
+const struct wl_interface *carrel_client_opaque_interface(const char *name);
+
 #endif

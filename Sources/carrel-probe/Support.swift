@@ -1,0 +1,90 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A failure that ends carrel-probe with status 2 (usage or connection).
+struct ProbeError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+func errnoText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
+
+/// Copies a listener struct to memory that is never freed: libwayland keeps
+/// the pointer for as long as the proxy lives, and the listeners are
+/// per-type constants.
+func staticListener<Listener>(_ listener: Listener) -> UnsafePointer<Listener> {
+    let storage = UnsafeMutablePointer<Listener>.allocate(capacity: 1)
+    storage.initialize(to: listener)
+    return UnsafePointer(storage)
+}
+
+/// Seconds on CLOCK_MONOTONIC.
+func now() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// "12 ms" for a duration in seconds.
+func milliseconds(_ seconds: Double) -> String { "\(Int((seconds * 1000).rounded())) ms" }
+
+/// "1.0 s" for a timeout in seconds.
+func secondsText(_ seconds: Double) -> String {
+    let tenths = (seconds * 10).rounded() / 10
+    return tenths == seconds.rounded(.towardZero) ? "\(Int(seconds)) s" : "\(tenths) s"
+}
+
+func printError(_ message: String) {
+    fputs("carrel-probe: \(message)\n", stderr)
+}
+
+// MARK: JSON
+
+/// A JSON value, enough for the probe's one-line reports.
+enum JSON {
+    case string(String)
+    case number(Int)
+    case bool(Bool)
+    case array([JSON])
+    case object([(String, JSON)])
+
+    var text: String {
+        switch self {
+        case .string(let s): return JSON.quote(s)
+        case .number(let n): return String(n)
+        case .bool(let b): return b ? "true" : "false"
+        case .array(let items): return "[" + items.map(\.text).joined(separator: ", ") + "]"
+        case .object(let members):
+            return "{" + members.map { JSON.quote($0.0) + ": " + $0.1.text }.joined(separator: ", ") + "}"
+        }
+    }
+
+    static func quote(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}
+
+/// Prints one line to stdout and flushes it, so a reader on a pipe sees each
+/// verdict as it is reached.
+func emit(_ value: JSON) {
+    print(value.text)
+    fflush(stdout)
+}

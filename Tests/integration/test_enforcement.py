@@ -1,0 +1,195 @@
+"""While a session is active nothing but the exam can be seen, captured, typed
+into or copied — proven by running the real attack tools against the real
+binary, and the pixels checked from outside with the X server's screenshot.
+
+The exam is assessment_client.py (pywayland), painting #3366cc over the whole
+output; attackers are real programs on the public socket (untrusted role).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+
+import pytest
+
+import carrel_harness as h
+from test_assessment import client_python, pywayland_protocols, world, x11_world  # noqa: F401  (fixtures)
+from test_visual import screenshot
+
+EXAM = (0x33, 0x66, 0xCC)
+OUTPUT = (1280, 720)
+
+
+def begin_exam(w):
+    """An app-role exam client with a mapped fullscreen window and an active session."""
+    exam = w.client("exam")
+    exam.map()
+    exam.bind()
+    exam.begin()
+    exam.began()
+    return exam
+
+
+def end_exam(exam):
+    exam.send("end s")
+    exam.expect(r"session s ended", what="ended after end")
+
+
+def foreign_pixels(image, colour=EXAM, step=8):
+    """Sampled output pixels that are not the exam's colour (±4), as (x, y, rgb)."""
+    bad = []
+    for y in range(0, OUTPUT[1], step):
+        for x in range(0, OUTPUT[0], step):
+            p = image.pixel(x, y)
+            if any(abs(a - b) > 4 for a, b in zip(p, colour)):
+                bad.append((x, y, p))
+    return bad
+
+
+def spawn_attacker(w, name, argv, env_extra=None):
+    env = w.env("untrusted")
+    if env_extra:
+        env.update(env_extra)
+    out = w.logdir / f"attacker-{name}.log"
+    w.logs.append((f"attacker {name}", out))
+    f = open(out, "wb")
+    return w.procs.spawn(f"attacker-{name}", argv, env=env, stdout=f, stderr=subprocess.STDOUT), out
+
+
+def test_capture_tools_fail_during_a_session_and_capture_is_not_offered_after(world):
+    """grim and wf-recorder (untrusted) fail during the session; Carrel offers no
+    capture global by default, so they fail after it too (capture outside sessions
+    is a policy option, off by default)."""
+    h.require_tool("grim")
+    h.require_tool("wf-recorder")
+    exam = begin_exam(world)
+    shot = world.logdir / "grim.png"
+    for phase in ("during", "after"):
+        status, out, err = world.run_tool("grim", ["grim", str(shot)], role="untrusted")
+        assert status not in (0, None), f"{phase} session: grim exited {status}: {err}"
+        assert not shot.exists(), f"{phase} session: grim wrote a screenshot"
+        assert "screencopy" in (out + err).lower(), f"grim failed for another reason: {err!r}"
+        video = world.logdir / "rec.mp4"
+        status, out, err = world.run_tool("wf-recorder", ["wf-recorder", "-f", str(video)],
+                                          role="untrusted", timeout=5.0)
+        assert status not in (0, None), f"{phase} session: wf-recorder exited {status}: {err}"
+        assert not video.exists() or video.stat().st_size == 0, f"{phase}: wf-recorder recorded"
+        if phase == "during":
+            end_exam(exam)
+    world.alive()
+
+
+def test_wtype_cannot_type_into_the_exam(world):
+    h.require_tool("wtype")
+    exam = begin_exam(world)
+    status, out, err = world.run_tool("wtype", ["wtype", "cheat"], role="untrusted")
+    assert status not in (0, None), f"wtype exited {status}: {out} {err}"
+    assert "virtual keyboard" in (out + err).lower(), f"wtype failed for another reason: {err!r}"
+    end_exam(exam)
+    world.alive()
+
+
+def test_swaybg_cannot_draw_over_the_exam(world):
+    h.require_tool("swaybg")
+    exam = begin_exam(world)
+    status, out, err = world.run_tool("swaybg", ["swaybg", "-c", "#ff0000"], role="untrusted")
+    assert status not in (0, None), f"swaybg exited {status} (it should find no layer shell)"
+    # swaybg 1.2 says only "Missing a required Wayland interface": the layer shell.
+    assert "required wayland interface" in (out + err).lower(), f"swaybg failed otherwise: {err!r}"
+    end_exam(exam)
+
+
+def test_untrusted_window_gets_no_frames_during_the_session_and_resumes_after(world):
+    """weston-simple-shm started during the session is kept out of every frame
+    (a hidden surface gets no frame callbacks); it draws again after `ended`."""
+    h.require_tool("weston-simple-shm")
+    exam = begin_exam(world)
+    proc, log = spawn_attacker(world, "simple-shm", ["weston-simple-shm"],
+                               {"WAYLAND_DEBUG": "1"})
+    done = re.compile(r"wl_callback@\d+\.done\(")
+
+    def frames():
+        return len(done.findall(log.read_text(errors="replace")))
+
+    assert h.wait_until(lambda: "xdg_toplevel" in log.read_text(errors="replace"), 10)
+    time.sleep(1.0)
+    during = frames()
+    # wl_display.sync callbacks also say done; a drawing client would show ~60 a second.
+    assert during <= 3, f"a hidden window got {during} frame callbacks in 1 s during the session"
+    end_exam(exam)
+    assert h.wait_until(lambda: frames() >= during + 20, 10), \
+        f"weston-simple-shm did not resume after ended ({frames()} callbacks)"
+    assert proc.poll() is None, "weston-simple-shm died"
+    world.alive()
+
+
+def test_untrusted_clipboard_does_not_reach_the_exam(x11_world):
+    w = x11_world
+    exam = begin_exam(w)
+    exam.send("watch_selection")
+    exam.sync()
+    h.require_tool("wl-copy")
+    status, out, err = w.run_tool("wl-copy", ["wl-copy", "smuggled answer"], role="untrusted",
+                                  timeout=3.0)
+    exam.collect(1.0)
+    offers = exam.matching(r"selection offer")
+    assert not offers, f"the exam was offered a selection from an untrusted client: {offers}"
+    status, out, err = w.paste(timeout=3.0)
+    assert "smuggled answer" not in out, "an app-role wl-paste got the untrusted selection"
+    end_exam(exam)
+    w.alive()
+
+
+ATTACKERS = [
+    ("paint", ["{paint}", "--color", "ff00ff", "--animate"]),
+    ("dialog", ["{paint}", "--color", "00ff00", "--parent", "--dialog-color", "ffff00"]),
+    ("simple-shm", ["weston-simple-shm"]),
+    ("foot", ["foot", "--override", "colors.background=ff8800", "sh", "-c", "sleep 60"]),
+]
+
+
+def test_no_attacker_pixel_reaches_the_screen_from_began_until_ended(x11_world, paint_bin,
+                                                                     artifacts_dir):
+    """Screenshots by the X server, repeatedly, while untrusted clients map,
+    animate, open dialogs and a terminal: every sampled pixel is the exam's.
+    After ended the exam unmaps its window and the attackers are seen — which
+    shows the check can fail."""
+    w = x11_world
+    display = w.carrel.env["DISPLAY"]
+    exam = begin_exam(w)
+    first = screenshot(display)
+    assert not foreign_pixels(first), "before any attacker, the exam does not fill the screen"
+    procs = []
+    for name, argv in ATTACKERS:
+        if argv[0] != "{paint}" and not h.require_tool(argv[0]):
+            continue
+        argv = [str(paint_bin) if a == "{paint}" else a for a in argv]
+        procs.append(spawn_attacker(w, name, argv))
+    deadline = time.monotonic() + 4.0
+    shots = 0
+    while time.monotonic() < deadline:
+        image = screenshot(display)
+        shots += 1
+        bad = foreign_pixels(image)
+        if bad:
+            (artifacts_dir / "enforcement-leak.png").write_bytes(image.to_png())
+            pytest.fail(f"screenshot {shots} during the session shows {len(bad)} foreign pixels, "
+                        f"e.g. {bad[:5]}\n{w.carrel.evidence()}")
+    assert shots >= 5, f"only {shots} screenshots in 4 s"
+    for proc, log in procs:
+        assert proc.poll() is None, f"an attacker died during the session: {log.read_text()[-500:]}"
+    end_exam(exam)
+    exam.send("close_window w")
+    exam.sync()
+
+    def attackers_seen():
+        image = screenshot(display)
+        return image if len(foreign_pixels(image)) > 100 else None
+
+    seen = h.wait_until(attackers_seen, 10, interval=0.3)
+    if seen:
+        (artifacts_dir / "enforcement-after-ended.png").write_bytes(seen.to_png())
+    assert seen, "after ended and the exam unmapped, no attacker window became visible"
+    w.alive()
