@@ -193,3 +193,32 @@ def test_no_attacker_pixel_reaches_the_screen_from_began_until_ended(x11_world, 
         (artifacts_dir / "enforcement-after-ended.png").write_bytes(seen.to_png())
     assert seen, "after ended and the exam unmapped, no attacker window became visible"
     w.alive()
+
+
+def test_probe_reports_every_attack_blocked_during_a_session(x11_world, artifacts_dir):
+    """carrel-probe, untrusted, tries everything while the exam is locked: all
+    blocked. After ended, its window is shown again (frame callbacks answered),
+    so the verdicts during the session are not blindness of the probe."""
+    from test_probe import ALL_ATTACKS, PROBE_TIMEOUT, ProbeRun, probe_bin
+
+    def probe_run(name, *args):
+        client = w.carrel.client([str(probe), *args], name=name)
+        return ProbeRun(client, client.wait_exit(PROBE_TIMEOUT))
+
+    w = x11_world
+    probe = probe_bin()
+    assert probe.is_file(), f"carrel-probe not built at {probe}"
+    exam = begin_exam(w)
+    exam.send("watch_selection")
+    exam.sync()
+    during = probe_run("probe-during", "--timeout", "1.5")
+    assert set(during.verdicts) == set(ALL_ATTACKS), during.evidence()
+    for attack in ALL_ATTACKS:
+        during.expect(attack, "blocked")
+    assert during.status == 0, during.evidence()
+    exam.collect(0.5)
+    assert not exam.matching(r"selection offer"), "the probe's selection reached the exam"
+    end_exam(exam)
+    after = probe_run("probe-after", "--attack", "map_toplevel", "--timeout", "1.5")
+    after.expect("map_toplevel", "succeeded")
+    w.alive()
