@@ -16,6 +16,9 @@ let linkOnly: [Target] = [
                    providers: [.apt(["libsystemd-dev"])]),
     .systemLibrary(name: "CPixmanLib", path: "CModules/CPixmanLib", pkgConfig: "pixman-1",
                    providers: [.apt(["libpixman-1-dev"])]),
+    // The exception: its header includes <cairo.h>, which the demo exam calls.
+    .systemLibrary(name: "CCairoLib", path: "CModules/CCairoLib", pkgConfig: "cairo",
+                   providers: [.apt(["libcairo2-dev"])]),
 ]
 
 // Swift 5 mode for the targets that hold C pointers: they live on the one
@@ -28,6 +31,7 @@ let package = Package(
     products: [
         .executable(name: "carrel", targets: ["carrel"]),
         .library(name: "CarrelCore", targets: ["CarrelCore"]),
+        .library(name: "AssessmentKit", targets: ["AssessmentKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -74,5 +78,14 @@ let package = Package(
         // Red-team client (issue 4): tries each attack and prints a JSON verdict.
         .executableTarget(name: "carrel-probe", dependencies: ["CarrelClientShim"], swiftSettings: cSideSettings),
         .testTarget(name: "CarrelCoreTests", dependencies: ["CarrelCore"]),
+        // The client library for exam apps, the demo exam's pure logic, and the demo.
+        .target(name: "AssessmentKit", dependencies: ["CarrelClientShim"], swiftSettings: cSideSettings),
+        .target(name: "DemoExamLogic", dependencies: ["AssessmentKit"]),
+        .executableTarget(
+            name: "carrel-demo-exam",
+            dependencies: ["DemoExamLogic", "AssessmentKit", "CarrelClientShim", "CCairoLib"],
+            swiftSettings: cSideSettings
+        ),
+        .testTarget(name: "AssessmentKitTests", dependencies: ["AssessmentKit", "DemoExamLogic"]),
     ]
 )

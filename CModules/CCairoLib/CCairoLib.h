@@ -1,0 +1,2 @@
+/* cairo for carrel-demo-exam's text; pkg-config "cairo" supplies the path. */
+#include <cairo.h>

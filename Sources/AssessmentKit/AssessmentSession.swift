@@ -1,0 +1,244 @@
+/// One assessment session: the exam app asks the compositor to show only its
+/// windows and hold the restrictions, with AEAssessmentSession's semantics.
+///
+/// ```swift
+/// let lockdown = try WaylandAssessmentManager(display: display, surface: examSurface)
+/// let session = AssessmentSession(configuration: AssessmentConfiguration(), manager: lockdown)
+/// session.delegate = self      // or: for await event in session.events { ... }
+/// session.begin()              // show "locking…" until the delegate hears back
+/// ```
+///
+/// Lifecycle: `begin()` is answered by exactly one of *did begin* and
+/// *failed to begin*. *Was interrupted* is not the end: restrictions hold
+/// until the app calls `end()`, answered by *did end*. Releasing the last
+/// reference to a pending or active session ends it at once (without
+/// callbacks), as does the app's connection closing.
+///
+/// The session guards the protocol's rules so that app mistakes never become
+/// protocol errors (which would close the app's connection):
+/// - `begin()` on a session that was already begun does nothing; make a new session.
+/// - `end()` before the session began withdraws it: the session is released
+///   to the compositor and *failed to begin* (`cancelled`) is called at once.
+///   `end()` when already ending, ended, failed or never begun does nothing.
+/// - `update(to:)` on a session that is not active calls *failed to update*
+///   (`notActive`) at once; one with a time limit under a second,
+///   `unsupportedConfiguration`.
+///
+/// Callbacks and stream events come on the thread that dispatches the
+/// display, from within `wl_display_dispatch`; local refusals come from
+/// within the call that caused them. Not thread-safe.
+public final class AssessmentSession: Identifiable {
+    /// Identifies a session to its manager, including while it is released.
+    public struct ID: Hashable {
+        fileprivate let object: ObjectIdentifier
+    }
+
+    public enum State: Hashable, Sendable {
+        /// Made, not begun.
+        case idle
+        /// Begun; waiting for began or failed.
+        case beginning
+        /// Every restriction holds.
+        case active
+        /// Active, but a restriction stopped holding (or time ran out): hide content and end.
+        case interrupted
+        /// `end()` was sent; waiting for ended. Restrictions still hold.
+        case ending
+        /// Terminal: everything is restored.
+        case ended
+        /// Terminal: the session never began (or was withdrawn before it did).
+        case failed
+    }
+
+    public let manager: any AssessmentManaging
+    /// The configuration in force: the one given at creation, then the last one updated to.
+    public private(set) var configuration: AssessmentConfiguration
+    public private(set) var state: State = .idle
+    public weak var delegate: AssessmentSessionDelegate?
+    /// Every lifecycle event, in order, for `for await`. Finishes after the
+    /// terminal event or when the session is released. One consumer only.
+    ///
+    /// Events are yielded from within dispatch, like the delegate calls, but
+    /// the consumer runs when its task is scheduled: if the thread that
+    /// dispatches is the one the consuming task needs (e.g. the main actor
+    /// blocked in `wl_display_dispatch`), use the delegate instead, or
+    /// dispatch from a loop that lets tasks run. Hiding content on
+    /// interruption should happen in the delegate, which cannot be late.
+    public let events: AsyncStream<AssessmentEvent>
+    private let continuation: AsyncStream<AssessmentEvent>.Continuation
+    /// Configurations sent with update and not yet answered, oldest first.
+    private var pendingUpdates: [AssessmentConfiguration] = []
+
+    public init(configuration: AssessmentConfiguration = AssessmentConfiguration(),
+                manager: any AssessmentManaging) {
+        self.configuration = configuration
+        self.manager = manager
+        (events, continuation) = AsyncStream.makeStream(of: AssessmentEvent.self)
+    }
+
+    deinit {
+        continuation.finish()
+        // Releasing a pending or active session ends it (the protocol's destroy).
+        manager.release(id)
+    }
+
+    public var id: ID { ID(object: ObjectIdentifier(self)) }
+
+    /// Whether the session's restrictions hold: from began until ended,
+    /// including while interrupted and ending.
+    public var isActive: Bool {
+        switch state {
+        case .active, .interrupted, .ending: return true
+        case .idle, .beginning, .ended, .failed: return false
+        }
+    }
+
+    /// Whether the session was interrupted and has not ended yet.
+    public var isInterrupted: Bool {
+        state == .interrupted || (state == .ending && wasInterrupted)
+    }
+    private var wasInterrupted = false
+
+    // MARK: Requests
+
+    /// Asks the compositor to begin the session. Answered by exactly one of
+    /// did begin and failed to begin. Only the first call has an effect.
+    public func begin() {
+        guard state == .idle else { return }
+        do {
+            try configuration.validate()
+        } catch {
+            state = .failed
+            deliver(.failed(error as! AssessmentError))
+            return
+        }
+        state = .beginning
+        manager.begin(self)
+    }
+
+    /// Ends the session; did end follows once everything is restored.
+    /// Before began, withdraws the session instead (see the type's notes).
+    public func end() {
+        switch state {
+        case .active, .interrupted:
+            state = .ending
+            manager.end(self)
+        case .beginning:
+            // The protocol forbids end before began; destroying the session
+            // object ends a pending session at once, without an event.
+            manager.release(id)
+            state = .failed
+            deliver(.failed(AssessmentError(
+                .cancelled, message: "end() was called before the session began, so the session was withdrawn")))
+        case .idle, .ending, .ended, .failed:
+            break
+        }
+    }
+
+    /// Asks the compositor to replace the configuration of the active
+    /// session. Answered by did update (the new configuration holds in full)
+    /// or failed to update (nothing changed), in the order of the calls,
+    /// unless the session ends first.
+    public func update(to newConfiguration: AssessmentConfiguration) {
+        guard state == .active || state == .interrupted else {
+            deliver(.updateFailed(newConfiguration, AssessmentError(
+                .notActive, message: "update(to:) needs an active session, but the session is \(state); "
+                    + "update after did begin and before end()")))
+            return
+        }
+        do {
+            try newConfiguration.validate()
+        } catch {
+            deliver(.updateFailed(newConfiguration, error as! AssessmentError))
+            return
+        }
+        // An interrupted session is still sent the update: the compositor
+        // refuses it (interrupted) in order with any earlier updates.
+        pendingUpdates.append(newConfiguration)
+        manager.update(self, to: newConfiguration)
+    }
+
+    // MARK: Reports from the manager
+
+    /// What a manager tells a session; the session decides what the app hears.
+    enum Report {
+        case began
+        case failed(AssessmentError)
+        case interrupted(AssessmentError)
+        case ended
+        case updated
+        case updateFailed(AssessmentError)
+        /// The connection to the compositor is gone, and with it the session.
+        case connectionLost(String)
+    }
+
+    /// Applies a report from the manager. Reports that do not fit the state
+    /// (which a correct compositor never sends) are dropped.
+    func receive(_ report: Report) {
+        switch (report, state) {
+        case (.began, .beginning):
+            state = .active
+            deliver(.began)
+        case (.failed(let error), .beginning):
+            state = .failed
+            deliver(.failed(error))
+        case (.interrupted(let error), .active), (.interrupted(let error), .interrupted):
+            state = .interrupted
+            wasInterrupted = true
+            deliver(.interrupted(error))
+        case (.interrupted(let error), .ending):
+            // Sent before the compositor saw end; the app still hears it.
+            wasInterrupted = true
+            deliver(.interrupted(error))
+        case (.ended, .ending):
+            // Outstanding updates are never answered after end.
+            pendingUpdates.removeAll()
+            state = .ended
+            deliver(.ended)
+        case (.updated, .active), (.updated, .interrupted), (.updated, .ending):
+            guard !pendingUpdates.isEmpty else { return }
+            configuration = pendingUpdates.removeFirst()
+            deliver(.updated(configuration))
+        case (.updateFailed(let error), .active), (.updateFailed(let error), .interrupted),
+             (.updateFailed(let error), .ending):
+            guard !pendingUpdates.isEmpty else { return }
+            deliver(.updateFailed(pendingUpdates.removeFirst(), error))
+        case (.connectionLost(let message), .beginning):
+            state = .failed
+            deliver(.failed(AssessmentError(.connection, message: message)))
+        case (.connectionLost(let message), .active), (.connectionLost(let message), .interrupted),
+             (.connectionLost(let message), .ending):
+            // The compositor ended the session when the connection closed.
+            // The app first hears that the session is no longer whole, so it
+            // hides its content, then that it is over.
+            pendingUpdates.removeAll()
+            if state != .ending {
+                wasInterrupted = true
+                state = .interrupted
+                deliver(.interrupted(AssessmentError(.connection, message: message)))
+            }
+            state = .ended
+            deliver(.ended)
+        default:
+            break
+        }
+    }
+
+    private func deliver(_ event: AssessmentEvent) {
+        // The stream first: a delegate that reacts with a call that is refused
+        // at once must not put that refusal ahead of this event.
+        continuation.yield(event)
+        if event.isTerminal { continuation.finish() }
+        if let delegate {
+            switch event {
+            case .began: delegate.assessmentSessionDidBegin(self)
+            case .failed(let error): delegate.assessmentSession(self, failedToBeginWithError: error)
+            case .interrupted(let error): delegate.assessmentSession(self, wasInterruptedWithError: error)
+            case .ended: delegate.assessmentSessionDidEnd(self)
+            case .updated: delegate.assessmentSessionDidUpdate(self)
+            case .updateFailed(let configuration, let error):
+                delegate.assessmentSession(self, failedToUpdateTo: configuration, error: error)
+            }
+        }
+    }
+}

@@ -1,0 +1,174 @@
+import AssessmentKit
+import CCairoLib
+import DemoExamLogic
+
+/// Draws the flow's screen with cairo: big, plain text on a flat colour per
+/// screen, so a screenshot says at a glance which screen is shown. Draws in
+/// ExamLayout's 1280×720 design units.
+struct ExamRenderer {
+    private typealias RGB = (Double, Double, Double)
+    private static let font = "DejaVu Sans"
+
+    func paint(_ flow: ExamFlow, into cairo: OpaquePointer, width: Double, height: Double) {
+        let layout = ExamLayout(windowWidth: width, windowHeight: height)
+        let background = Self.background(for: flow.screen)
+        setColor(cairo, background)
+        cairo_paint(cairo)
+        cairo_save(cairo)
+        cairo_translate(cairo, layout.origin.x, layout.origin.y)
+        cairo_scale(cairo, layout.scale, layout.scale)
+        drawText(for: flow, cairo)
+        let current = flow.currentQuestion
+        for button in layout.buttons(for: flow.screen, question: current?.question,
+                                     selected: current.flatMap { flow.answers[$0.index] }) {
+            drawButton(button, cairo)
+        }
+        cairo_restore(cairo)
+    }
+
+    private static func background(for screen: ExamFlow.Screen) -> RGB {
+        switch screen {
+        case .start, .locking, .unlocking: return (0.16, 0.20, 0.28)
+        case .question: return (0.96, 0.96, 0.93)
+        case .paused: return (0.55, 0.36, 0.05)
+        case .result: return (0.10, 0.38, 0.22)
+        case .error: return (0.55, 0.10, 0.10)
+        }
+    }
+
+    private func drawText(for flow: ExamFlow, _ cairo: OpaquePointer) {
+        let light: RGB = (1, 1, 1)
+        let dark: RGB = (0.1, 0.1, 0.12)
+        switch flow.screen {
+        case .start:
+            centered("Carrel demo exam", y: 200, size: 64, bold: true, light, cairo)
+            centered("\(flow.questions.count) questions. The machine is locked while you answer.",
+                     y: 290, size: 30, bold: false, light, cairo)
+            centered("Press B or click Begin to start.", y: 350, size: 30, bold: false, light, cairo)
+        case .locking:
+            centered("Locking…", y: 320, size: 64, bold: true, light, cairo)
+            centered("Waiting for Carrel to lock this machine", y: 400, size: 30, bold: false, light, cairo)
+        case .question(let index):
+            let question = flow.questions[index]
+            text("Question \(index + 1) of \(flow.questions.count)", x: 140, y: 70, size: 28, bold: false,
+                 (0.35, 0.35, 0.4), cairo)
+            text("Locked: only this exam is visible", x: 760, y: 70, size: 22, bold: false, (0.1, 0.45, 0.25), cairo)
+            paragraph(question.prompt, x: 140, y: 140, width: 1000, size: 40, bold: true, dark, cairo)
+        case .paused(let error):
+            centered("Exam paused — content hidden", y: 220, size: 56, bold: true, light, cairo)
+            centered(Self.explanation(for: error.code), y: 310, size: 30, bold: false, light, cairo)
+            centered("Reason: \(error.code.protocolName)", y: 370, size: 26, bold: false, light, cairo)
+            centered("Your answers are kept. End the exam to unlock the machine.", y: 450, size: 28, bold: false,
+                     light, cairo)
+        case .unlocking:
+            centered("Handing in…", y: 320, size: 64, bold: true, light, cairo)
+            centered("Waiting for Carrel to unlock this machine", y: 400, size: 30, bold: false, light, cairo)
+        case .result(let score, let total):
+            centered("Exam finished", y: 220, size: 64, bold: true, light, cairo)
+            centered("Score: \(score) of \(total)", y: 340, size: 56, bold: true, light, cairo)
+            centered("The machine is unlocked.", y: 430, size: 30, bold: false, light, cairo)
+        case .error(let error):
+            centered("The exam could not start", y: 180, size: 56, bold: true, light, cairo)
+            centered(Self.explanation(for: error.code), y: 270, size: 30, bold: false, light, cairo)
+            centered("Reason: \(error.code.protocolName)", y: 330, size: 26, bold: false, light, cairo)
+            if !error.message.isEmpty {
+                paragraph(error.message, x: 140, y: 390, width: 1000, size: 22, bold: false, light, cairo)
+            }
+        }
+    }
+
+    /// What a person reads for a reason code.
+    static func explanation(for code: AssessmentError.Code) -> String {
+        switch code {
+        case .alreadyActive: return "Another exam session is already running."
+        case .notEntitled: return "This app is not allowed to lock the machine."
+        case .unsupportedConfiguration: return "The exam asked for settings this machine cannot provide."
+        case .surfaceNotReady: return "The exam window was not shown yet."
+        case .timeout: return "The screen could not be locked in time."
+        case .restrictionFailed: return "A restriction could not be applied."
+        case .internal: return "Carrel met an internal error."
+        case .interrupted: return "The session was interrupted."
+        case .cancelled: return "Locking was cancelled."
+        case .integrity: return "A restriction stopped holding."
+        case .administrative: return "An invigilator paused the exam."
+        case .timeLimit: return "Time is up."
+        case .shutdown: return "The machine is shutting down."
+        case .connection: return "The connection to Carrel was lost."
+        case .notAvailable: return "This app is not running inside Carrel as its exam app."
+        case .notActive: return "No session is active."
+        case .other: return "Something went wrong."
+        }
+    }
+
+    // MARK: Drawing
+
+    private func drawButton(_ button: ExamButton, _ cairo: OpaquePointer) {
+        let frame = button.frame
+        cairo_rectangle(cairo, frame.x, frame.y, frame.width, frame.height)
+        setColor(cairo, button.isSelected ? (0.12, 0.42, 0.80) : (0.88, 0.89, 0.92))
+        cairo_fill_preserve(cairo)
+        setColor(cairo, (0.25, 0.27, 0.32))
+        cairo_set_line_width(cairo, 2)
+        cairo_stroke(cairo)
+        let color: RGB = button.isSelected ? (1, 1, 1) : (0.1, 0.1, 0.12)
+        setFont(cairo, size: 30, bold: button.isSelected)
+        var extents = cairo_text_extents_t()
+        cairo_text_extents(cairo, button.label, &extents)
+        let x: Double
+        if case .choose = button.action {
+            x = frame.x + 24
+        } else {
+            x = frame.x + (frame.width - extents.x_advance) / 2
+        }
+        text(button.label, x: x, y: frame.y + frame.height / 2 + 11, size: 30, bold: button.isSelected, color, cairo)
+    }
+
+    private func setColor(_ cairo: OpaquePointer, _ color: RGB) {
+        cairo_set_source_rgb(cairo, color.0, color.1, color.2)
+    }
+
+    private func setFont(_ cairo: OpaquePointer, size: Double, bold: Bool) {
+        cairo_select_font_face(cairo, Self.font, CAIRO_FONT_SLANT_NORMAL,
+                               bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL)
+        cairo_set_font_size(cairo, size)
+    }
+
+    private func text(_ string: String, x: Double, y: Double, size: Double, bold: Bool, _ color: RGB,
+                      _ cairo: OpaquePointer) {
+        setFont(cairo, size: size, bold: bold)
+        setColor(cairo, color)
+        cairo_move_to(cairo, x, y)
+        cairo_show_text(cairo, string)
+    }
+
+    private func centered(_ string: String, y: Double, size: Double, bold: Bool, _ color: RGB,
+                          _ cairo: OpaquePointer) {
+        setFont(cairo, size: size, bold: bold)
+        var extents = cairo_text_extents_t()
+        cairo_text_extents(cairo, string, &extents)
+        text(string, x: (ExamLayout.designWidth - extents.x_advance) / 2, y: y, size: size, bold: bold, color, cairo)
+    }
+
+    /// Draws `string` wrapped at word boundaries to `width`.
+    private func paragraph(_ string: String, x: Double, y: Double, width: Double, size: Double, bold: Bool,
+                           _ color: RGB, _ cairo: OpaquePointer) {
+        setFont(cairo, size: size, bold: bold)
+        var lines: [String] = []
+        var line = ""
+        for word in string.split(separator: " ") {
+            let candidate = line.isEmpty ? String(word) : line + " " + word
+            var extents = cairo_text_extents_t()
+            cairo_text_extents(cairo, candidate, &extents)
+            if extents.x_advance > width && !line.isEmpty {
+                lines.append(line)
+                line = String(word)
+            } else {
+                line = candidate
+            }
+        }
+        if !line.isEmpty { lines.append(line) }
+        for (number, text) in lines.prefix(6).enumerated() {
+            self.text(text, x: x, y: y + Double(number) * size * 1.3, size: size, bold: bold, color, cairo)
+        }
+    }
+}

@@ -1,0 +1,195 @@
+// carrel-demo-exam: a demo exam app for Carrel. One window, drawn with cairo
+// into wl_shm buffers: start screen, "locking…", questions shown only while
+// the assessment session holds, a paused screen on interruption, a result or
+// an error. Driven by keyboard and pointer, by --auto, or by --script.
+//
+// Threading: everything runs on the main thread. The loop polls the Wayland
+// fd (and stdin for `--script -`) and dispatches there, so AssessmentKit's
+// callbacks, ExamFlow and drawing all run inside wl_display_dispatch_pending
+// on this one thread; no Swift concurrency touches the C pointers.
+
+import AssessmentKit
+import CarrelClientShim
+import DemoExamLogic
+#if canImport(Glibc)
+import Glibc
+#endif
+
+let options: DemoExamOptions
+do {
+    options = try DemoExamOptions.parse(Array(CommandLine.arguments.dropFirst()))
+} catch DemoExamOptions.ParseError.helpRequested {
+    print(DemoExamOptions.usage)
+    exit(0)
+} catch {
+    if case DemoExamOptions.ParseError.invalid(let message) = error { printError(message) }
+    fputs(DemoExamOptions.usage + "\n", stderr)
+    exit(2)
+}
+
+/// The script's commands known up front, and whether more come on stdin.
+var commands: [ExamScriptCommand] = []
+var scriptOnStdin = false
+do {
+    switch options.mode {
+    case .interactive:
+        break
+    case .auto:
+        commands = ExamScriptCommand.auto(questions: Question.demo, hold: options.hold)
+    case .script(path: "-"):
+        scriptOnStdin = true
+    case .script(let path):
+        commands = try ExamScriptCommand.parseScript(try readFile(path))
+    }
+} catch {
+    printError("\(error)")
+    exit(2)
+}
+
+func readFile(_ path: String) throws -> String {
+    guard let file = fopen(path, "r") else { throw DemoError("cannot read the script \(path): \(errnoText())") }
+    defer { fclose(file) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = fread(&chunk, 1, chunk.count, file)
+        if count == 0 { break }
+        bytes += chunk[..<count]
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+func fail(_ message: String) -> Never {
+    printError(message)
+    fflush(nil)
+    exit(1)
+}
+
+let display: Display
+do {
+    display = try Display()
+} catch {
+    fail("\(error)")
+}
+let window = ExamWindow(display: display, title: "Carrel demo exam")
+
+let lockdown: any AssessmentManaging
+do {
+    lockdown = try WaylandAssessmentManager(display: display.display, surface: window.surface)
+} catch let error as AssessmentError {
+    // The flow's failure path shows and prints it when the exam is begun.
+    printError("assessment sessions are not available: \(error)")
+    lockdown = UnavailableAssessmentManager(error: error)
+} catch {
+    fail("\(error)")
+}
+
+let flow = ExamFlow(manager: lockdown, configuration: options.configuration,
+                    endsSessionOnInterruption: options.mode == .auto)
+var layout = ExamLayout(windowWidth: Double(window.size.width), windowHeight: Double(window.size.height))
+let renderer = ExamRenderer()
+var runner: ExamScriptRunner?
+
+flow.onChange = { window.setNeedsDisplay() }
+window.paint = { cairo, width, height in renderer.paint(flow, into: cairo, width: width, height: height) }
+window.onResize = { width, height in
+    layout = ExamLayout(windowWidth: width, windowHeight: height)
+    runner?.layout = layout
+}
+window.onClose = { flow.perform(.quit) }
+let seat = display.seat.map { SeatInput(seat: $0) }
+seat?.onInput = { input in flow.handle(input, layout: layout) }
+
+/// The connection is gone: sessions hear it (their events are printed), then we exit.
+func connectionFailed(_ what: String) -> Never {
+    let code = wl_display_get_error(display.display)
+    (lockdown as? WaylandAssessmentManager)?.connectionDidFail()
+    fail("lost the connection to the compositor while \(what): \(errnoText(code == 0 ? errno : code))")
+}
+
+// A session can only begin for a mapped window: show the start screen first.
+while !window.isMapped {
+    if wl_display_dispatch(display.display) < 0 { connectionFailed("showing the window") }
+}
+
+if options.mode != .interactive {
+    runner = ExamScriptRunner(flow: flow, commands: commands, inputFinished: !scriptOnStdin, layout: layout,
+                              errorOutput: { printError($0) })
+}
+
+/// Reads what stdin has, appending whole lines to the script; false at end of input.
+var stdinPending: [UInt8] = []
+func readScriptInput() -> Bool {
+    var chunk = [UInt8](repeating: 0, count: 4096)
+    let count = read(STDIN_FILENO, &chunk, chunk.count)
+    if count < 0 && (errno == EINTR || errno == EAGAIN) { return true }
+    if count > 0 { stdinPending += chunk[..<count] }
+    while let newline = stdinPending.firstIndex(of: UInt8(ascii: "\n")) {
+        let line = String(decoding: stdinPending[..<newline], as: UTF8.self)
+        stdinPending.removeSubrange(...newline)
+        parseScriptLine(line)
+    }
+    if count <= 0 {
+        if !stdinPending.isEmpty { parseScriptLine(String(decoding: stdinPending, as: UTF8.self)) }
+        stdinPending = []
+        runner?.finishInput()
+        return false
+    }
+    return true
+}
+
+func parseScriptLine(_ line: String) {
+    do {
+        if let command = try ExamScriptCommand.parse(line) { runner?.append([command]) }
+    } catch {
+        printError("\(error)")
+        exit(2)
+    }
+}
+
+/// Waits for Wayland events (and stdin) until `deadline`, then dispatches them.
+func dispatchEvents(until deadline: Double?) {
+    let wayland = display.display
+    // libwayland's poll protocol: announce the read, flush, poll, then read or cancel.
+    while wl_display_prepare_read(wayland) != 0 {
+        if wl_display_dispatch_pending(wayland) < 0 { connectionFailed("dispatching events") }
+    }
+    if wl_display_flush(wayland) < 0 && errno != EAGAIN {
+        wl_display_cancel_read(wayland)
+        connectionFailed("sending requests")
+    }
+    var fds = [pollfd(fd: wl_display_get_fd(wayland), events: Int16(POLLIN), revents: 0)]
+    if scriptOnStdin { fds.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
+    let timeout = deadline.map { Int32(max(0, min(($0 - monotonicSeconds()) * 1000, 60_000)).rounded(.up)) } ?? -1
+    if poll(&fds, nfds_t(fds.count), timeout) < 0 && errno != EINTR {
+        wl_display_cancel_read(wayland)
+        fail("poll failed: \(errnoText())")
+    }
+    if fds[0].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
+        if wl_display_read_events(wayland) < 0 { connectionFailed("reading events") }
+    } else {
+        wl_display_cancel_read(wayland)
+    }
+    if wl_display_dispatch_pending(wayland) < 0 { connectionFailed("dispatching events") }
+    if scriptOnStdin, fds.count > 1, fds[1].revents != 0 {
+        scriptOnStdin = readScriptInput()
+    }
+}
+
+while true {
+    var deadline: Double?
+    if let runner {
+        switch runner.advance(now: monotonicSeconds()) {
+        case .finished(let status):
+            fflush(nil)
+            exit(status)
+        case .wait(let until):
+            deadline = until
+        case .needsInput:
+            deadline = nil
+        }
+    } else if flow.wantsToQuit {
+        exit(0)
+    }
+    dispatchEvents(until: deadline)
+}
