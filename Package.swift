@@ -38,18 +38,25 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     ],
     targets: linkOnly + [
+        // wayland-scanner's interface tables, shared by server and clients.
+        .target(
+            name: "CarrelProtocolCode",
+            path: "CModules/CarrelProtocolCode",
+            sources: ["generated"],
+            publicHeadersPath: "include"
+        ),
         .target(
             name: "CarrelShim",
-            dependencies: ["CWlrootsLib", "CWaylandServerLib", "CXkbcommonLib", "CPixmanLib", "CSystemdLib"],
+            dependencies: ["CarrelProtocolCode", "CWlrootsLib", "CWaylandServerLib", "CXkbcommonLib", "CPixmanLib", "CSystemdLib"],
             path: "CModules/CarrelShim",
-            sources: ["shim.c", "generated"],
+            sources: ["shim.c"],
             publicHeadersPath: "include"
         ),
         .target(
             name: "CarrelClientShim",
-            dependencies: ["CWaylandClientLib"],
+            dependencies: ["CarrelProtocolCode", "CWaylandClientLib"],
             path: "CModules/CarrelClientShim",
-            sources: ["shm.c", "generated"],
+            sources: ["shm.c"],
             publicHeadersPath: "include"
         ),
         .target(name: "CarrelCore"),
