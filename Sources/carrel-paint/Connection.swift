@@ -11,10 +11,17 @@ final class Connection {
     private(set) var compositorVersion: UInt32 = 0
     private(set) var shm: OpaquePointer?
     private(set) var wmBase: OpaquePointer?
+    /// carrel_assessment_manager_v1, bound only when asked for and offered.
+    private(set) var assessmentManager: OpaquePointer?
+    /// Every global interface the compositor offered, in announcement order.
+    private(set) var offeredInterfaces: [String] = []
+    private let bindAssessment: Bool
 
     /// Connects to $WAYLAND_DISPLAY and binds the globals a window needs;
     /// `onConnected` runs as soon as the socket is open.
-    init(onConnected: () -> Void = {}) throws {
+    /// `bindAssessment` also binds carrel_assessment_manager_v1 when offered.
+    init(bindAssessment: Bool = false, onConnected: () -> Void = {}) throws {
+        self.bindAssessment = bindAssessment
         guard let display = wl_display_connect(nil) else {
             let name = getenv("WAYLAND_DISPLAY").map { String(cString: $0) } ?? "(unset, so wayland-0)"
             throw PaintError(
@@ -39,6 +46,7 @@ final class Connection {
     }
 
     fileprivate func handleGlobal(name: UInt32, interface: String, version: UInt32) {
+        offeredInterfaces.append(interface)
         switch interface {
         case "wl_compositor":
             // Version 4 brings wl_surface.damage_buffer.
@@ -49,6 +57,9 @@ final class Connection {
         case "xdg_wm_base":
             wmBase = bind(name: name, interface: interface, version: min(version, 2))
             xdg_wm_base_add_listener(wmBase, wmBaseListener, nil)
+        case "carrel_assessment_manager_v1" where bindAssessment:
+            assessmentManager = bind(name: name, interface: interface, version: 1)
+            carrel_assessment_manager_v1_add_listener(assessmentManager, managerListener, nil)
         default:
             break
         }
@@ -70,6 +81,41 @@ final class Connection {
         }
     }
 
+    /// Like `dispatch(while:)`, but also calls `tick` every `intervalNanoseconds`
+    /// whether or not events arrive (a client that commits on its own clock).
+    func dispatch(while running: () -> Bool, every intervalNanoseconds: UInt64, tick: () -> Void) throws {
+        func lost() -> PaintError {
+            let code = wl_display_get_error(display)
+            return PaintError("lost the connection to the compositor: \(String(cString: strerror(code == 0 ? errno : code)))")
+        }
+        var next = MilestoneLog.monotonicNanoseconds() + intervalNanoseconds
+        while running() {
+            while wl_display_prepare_read(display) != 0 {
+                guard wl_display_dispatch_pending(display) >= 0 else { throw lost() }
+            }
+            // EAGAIN (a full socket) is retried on the next turn.
+            if wl_display_flush(display) < 0 && errno != EAGAIN {
+                wl_display_cancel_read(display)
+                throw lost()
+            }
+            let now = MilestoneLog.monotonicNanoseconds()
+            let timeoutMs = next > now ? Int32(clamping: (next - now + 999_999) / 1_000_000) : 0
+            var pfd = pollfd(fd: wl_display_get_fd(display), events: Int16(POLLIN), revents: 0)
+            if poll(&pfd, 1, timeoutMs) > 0 {
+                guard wl_display_read_events(display) >= 0 else { throw lost() }
+            } else {
+                wl_display_cancel_read(display)
+            }
+            guard wl_display_dispatch_pending(display) >= 0 else { throw lost() }
+            let after = MilestoneLog.monotonicNanoseconds()
+            if after >= next {
+                tick()
+                next += intervalNanoseconds
+                if next < after { next = after + intervalNanoseconds }
+            }
+        }
+    }
+
     deinit {
         wl_display_disconnect(display)
     }
@@ -82,6 +128,13 @@ private let registryListener = staticListener(wl_registry_listener(
             .handleGlobal(name: name, interface: String(cString: interface), version: version)
     },
     global_remove: { _, _, _ in }
+))
+
+// The manager's announcements (features, lock state) are not needed to begin.
+private let managerListener = staticListener(carrel_assessment_manager_v1_listener(
+    feature: { _, _, _, _ in },
+    lock_state: { _, _, _ in },
+    done: { _, _ in }
 ))
 
 // The compositor considers a client that does not answer pings unresponsive.

@@ -55,6 +55,18 @@ struct PaintOptions: Equatable {
     var exitAfterFrames: Int?
     var milestones = false
     var parent = false
+    /// Begin and end this many assessment sessions once mapped.
+    var assessCycles: Int?
+    /// Begin one assessment session once mapped and keep it.
+    var holdSession = false
+    /// Print `frame N NS` for every frame callback.
+    var printFrames = false
+    /// Commit a new frame every this many milliseconds, ignoring frame callbacks.
+    var commitIntervalMs: Int?
+    /// Every this many unthrottled commits, toggle fullscreen.
+    var raiseEvery: Int?
+    /// Report whether any screen-capture global is offered.
+    var tryCapture = false
 
     static let usage = """
         usage: carrel-paint [options]
@@ -74,6 +86,24 @@ struct PaintOptions: Equatable {
           --parent                also map a 300x200 child dialog
                                   (xdg_toplevel.set_parent)
           --dialog-color RRGGBB   dialog colour (default cc3333)
+
+        Benchmarks (carrel-assessment-v1 and hostile load):
+          --assess N              once mapped, N times: begin a session with a
+                                  null configuration, wait for began, end it,
+                                  wait for ended; print `milestone begin|began|
+                                  end|ended NS` each time, then exit 0. On
+                                  failed print `assess failed REASON MESSAGE`
+                                  and exit 1
+          --session               once mapped, begin one session (null
+                                  configuration) and keep it; prints
+                                  `milestone begin|began NS`
+          --print-frames          print `frame N NS` for every frame callback
+          --commit-interval MS    commit a new frame every MS milliseconds,
+                                  whatever the frame callbacks say
+          --raise-every N         with --commit-interval: every N commits ask
+                                  for fullscreen, then to leave it, by turns
+          --try-capture           print `capture none`, or `capture offered
+                                  NAME` for each screen-capture global offered
           -h, --help              show this text
 
         Connects to $WAYLAND_DISPLAY. Exits 0 when the window is closed, 1 when
@@ -128,9 +158,31 @@ struct PaintOptions: Equatable {
                 options.milestones = true
             case "--parent":
                 options.parent = true
+            case "--assess", "--commit-interval", "--raise-every":
+                let text = try value(for: flag)
+                guard let number = Int(text), number > 0 else {
+                    throw ParseError.invalid("\(flag) expects a positive whole number, got '\(text)'")
+                }
+                switch flag {
+                case "--assess": options.assessCycles = number
+                case "--commit-interval": options.commitIntervalMs = number
+                default: options.raiseEvery = number
+                }
+            case "--session":
+                options.holdSession = true
+            case "--print-frames":
+                options.printFrames = true
+            case "--try-capture":
+                options.tryCapture = true
             default:
                 throw ParseError.invalid("unknown argument '\(flag)'")
             }
+        }
+        if options.assessCycles != nil && options.holdSession {
+            throw ParseError.invalid("--assess and --session exclude each other")
+        }
+        if options.raiseEvery != nil && options.commitIntervalMs == nil {
+            throw ParseError.invalid("--raise-every needs --commit-interval")
         }
         return options
     }

@@ -35,7 +35,7 @@ final class PaintWindow {
     private let look: Look
     private let frameRequests: FrameRequests
     private let milestones: MilestoneLog?
-    private let surface: OpaquePointer
+    let surface: OpaquePointer
     private let xdgSurface: OpaquePointer
 
     /// The size from the latest xdg_toplevel.configure; 0x0 leaves it to us.
@@ -51,6 +51,8 @@ final class PaintWindow {
     private var buffers: [ShmBuffer] = []
     private let maxBuffers = 3
     private var waitingForBuffer = false
+    /// Whether the last `toggleFullscreen` asked for fullscreen.
+    private var askedFullscreen = false
 
     /// Creates the toplevel and sends the initial commit that asks for the
     /// first configure. `milestones` is given for the window benchmarks time.
@@ -144,15 +146,39 @@ final class PaintWindow {
         }
     }
 
+    // MARK: Drawing on the client's own clock
+
+    /// Draws and commits a new frame now, whatever the frame callbacks say
+    /// (a client that ignores throttling); skipped before the first
+    /// configure and while every buffer is with the compositor.
+    func commitUnthrottledFrame() {
+        guard hasConfigured, freeBufferAvailable else { return }
+        draw(varying: true)
+    }
+
+    /// Asks to be fullscreen, then not, by turns: a client trying to get on top.
+    func toggleFullscreen() {
+        askedFullscreen.toggle()
+        if askedFullscreen {
+            xdg_toplevel_set_fullscreen(toplevel, nil)
+        } else {
+            xdg_toplevel_unset_fullscreen(toplevel)
+        }
+    }
+
+    private var freeBufferAvailable: Bool {
+        buffers.contains { $0.size == drawSize && !$0.isBusy } || buffers.count < maxBuffers
+    }
+
     // MARK: Drawing
 
-    private func draw() {
+    private func draw(varying: Bool = false) {
         guard let buffer = freeBuffer() else {
             // Every buffer is still with the compositor; draw on the next release.
             waitingForBuffer = true
             return
         }
-        let color = frameRequests == .everyAnimated ? look.color.varied(by: UInt32(truncatingIfNeeded: commits)) : look.color
+        let color = frameRequests == .everyAnimated || varying ? look.color.varied(by: UInt32(truncatingIfNeeded: commits)) : look.color
         buffer.fill(color)
         buffer.attach(to: surface)
         drawnSize = buffer.size

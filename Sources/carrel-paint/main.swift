@@ -24,16 +24,36 @@ do {
 let milestones = MilestoneLog(enabled: options.milestones)
 var running = true
 
+/// Globals that would let a client capture the screen; Carrel offers none.
+let captureInterfaces: Set<String> = [
+    "zwlr_screencopy_manager_v1", "zwlr_export_dmabuf_manager_v1",
+    "ext_image_copy_capture_manager_v1", "ext_output_image_capture_source_manager_v1",
+    "ext_foreign_toplevel_image_capture_source_manager_v1", "hyprland_toplevel_export_manager_v1",
+]
+
 do {
-    let connection = try Connection(onConnected: { milestones.reach(.connected) })
+    let wantsSession = options.assessCycles != nil || options.holdSession
+    let connection = try Connection(bindAssessment: wantsSession, onConnected: { milestones.reach(.connected) })
+
+    if options.tryCapture {
+        // Nothing to bind unless it is announced: binding a name the registry
+        // never announced is a protocol error, not an attempt that can succeed.
+        let offered = connection.offeredInterfaces.filter(captureInterfaces.contains)
+        print(offered.isEmpty ? "capture none" : offered.map { "capture offered \($0)" }.joined(separator: "\n"))
+        fflush(stdout)
+    }
+    if wantsSession && connection.assessmentManager == nil {
+        throw PaintError("the compositor does not offer carrel_assessment_manager_v1 to this client")
+    }
 
     let frameRequests: PaintWindow.FrameRequests
     if options.animate {
         frameRequests = .everyAnimated
-    } else if options.exitAfterFrames != nil {
+    } else if options.exitAfterFrames != nil || options.printFrames {
         frameRequests = .every
     } else {
-        frameRequests = options.milestones ? .firstOnly : .never
+        // A session begins once the first frame is done, so it needs that frame timed.
+        frameRequests = options.milestones || wantsSession ? .firstOnly : .never
     }
     let window = PaintWindow(
         connection: connection,
@@ -42,9 +62,23 @@ do {
         frameRequests: frameRequests,
         milestones: milestones)
     var dialog: PaintWindow?
+    var assessment: AssessmentRunner?
+    if wantsSession, let manager = connection.assessmentManager {
+        let runner = AssessmentRunner(connection: connection, manager: manager, surface: window.surface,
+                                      plan: options.assessCycles.map { .cycles($0) } ?? .hold)
+        if options.assessCycles != nil {
+            runner.onFinished = { running = false }
+        }
+        assessment = runner
+    }
 
     window.onClose = { running = false }
     window.onFrameDone = { count in
+        if options.printFrames {
+            print("frame \(count) \(MilestoneLog.monotonicNanoseconds())")
+            fflush(stdout)
+        }
+        if count == 1 { assessment?.start() }
         if let limit = options.exitAfterFrames, count >= limit { running = false }
     }
     if options.parent {
@@ -62,8 +96,17 @@ do {
         }
     }
 
-    try connection.dispatch(while: { running })
-    withExtendedLifetime((window, dialog)) {}
+    if let interval = options.commitIntervalMs {
+        var commits = 0
+        try connection.dispatch(while: { running }, every: UInt64(interval) * 1_000_000) {
+            window.commitUnthrottledFrame()
+            commits += 1
+            if let every = options.raiseEvery, commits % every == 0 { window.toggleFullscreen() }
+        }
+    } else {
+        try connection.dispatch(while: { running })
+    }
+    withExtendedLifetime((window, dialog, assessment)) {}
 } catch {
     printError("\(error)")
     exit(1)

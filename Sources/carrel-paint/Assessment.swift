@@ -1,0 +1,121 @@
+import CarrelClientShim
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Begins and ends assessment sessions (carrel-assessment-v1) for the
+/// window, with a null (most restrictive) configuration, timestamping each
+/// step for benchmarks.
+///
+/// Each cycle prints, as it happens, `milestone begin NS` (just before the
+/// begin request is flushed), `milestone began NS` (when began arrives),
+/// `milestone end NS` and `milestone ended NS`, NS being CLOCK_MONOTONIC
+/// nanoseconds. Unlike the start-up milestones these repeat, once per cycle.
+/// `failed` prints `assess failed REASON MESSAGE` and exits 1;
+/// `interrupted` prints `assess interrupted REASON MESSAGE`.
+final class AssessmentRunner {
+    enum Plan: Equatable {
+        /// Begin and end this many sessions, one after the other.
+        case cycles(Int)
+        /// Begin one session and keep it until the client exits.
+        case hold
+    }
+
+    /// Called once the plan is carried out (after the last `ended`, or
+    /// after `began` when holding).
+    var onFinished: () -> Void = {}
+
+    private let connection: Connection
+    private let manager: OpaquePointer
+    private let surface: OpaquePointer
+    private let plan: Plan
+    private var session: OpaquePointer?
+    private var completed = 0
+
+    init(connection: Connection, manager: OpaquePointer, surface: OpaquePointer, plan: Plan) {
+        self.connection = connection
+        self.manager = manager
+        self.surface = surface
+        self.plan = plan
+    }
+
+    deinit {
+        if let session { carrel_assessment_session_v1_destroy(session) }
+    }
+
+    /// Begins the first session; call once the window is mapped.
+    func start() {
+        if case .cycles(let count) = plan, count <= 0 {
+            onFinished()
+            return
+        }
+        begin()
+    }
+
+    private func begin() {
+        let session = carrel_assessment_manager_v1_begin(manager, surface, nil)
+        self.session = session
+        carrel_assessment_session_v1_add_listener(session, sessionListener, Unmanaged.passUnretained(self).toOpaque())
+        stamp("begin")
+        wl_display_flush(connection.display)
+    }
+
+    fileprivate func handleBegan() {
+        stamp("began")
+        switch plan {
+        case .hold:
+            onFinished()
+        case .cycles:
+            stamp("end")
+            carrel_assessment_session_v1_end(session)
+            wl_display_flush(connection.display)
+        }
+    }
+
+    fileprivate func handleEnded() {
+        stamp("ended")
+        if let session { carrel_assessment_session_v1_destroy(session) }
+        session = nil
+        completed += 1
+        if case .cycles(let count) = plan, completed < count {
+            begin()
+        } else {
+            onFinished()
+        }
+    }
+
+    fileprivate func handleFailed(reason: UInt32, message: String) {
+        print("assess failed \(reason) \(message)")
+        fflush(stdout)
+        printError("the session failed to begin (reason \(reason)): \(message)")
+        exit(1)
+    }
+
+    fileprivate func handleInterrupted(reason: UInt32, message: String) {
+        print("assess interrupted \(reason) \(message)")
+        fflush(stdout)
+    }
+
+    private func stamp(_ name: String) {
+        let now = MilestoneLog.monotonicNanoseconds()
+        print("milestone \(name) \(now)")
+        fflush(stdout)
+    }
+}
+
+private func runner(_ data: UnsafeMutableRawPointer?) -> AssessmentRunner {
+    Unmanaged<AssessmentRunner>.fromOpaque(data!).takeUnretainedValue()
+}
+
+private let sessionListener = staticListener(carrel_assessment_session_v1_listener(
+    began: { data, _ in runner(data).handleBegan() },
+    failed: { data, _, reason, message in
+        runner(data).handleFailed(reason: reason, message: message.map { String(cString: $0) } ?? "")
+    },
+    interrupted: { data, _, reason, message in
+        runner(data).handleInterrupted(reason: reason, message: message.map { String(cString: $0) } ?? "")
+    },
+    ended: { data, _ in runner(data).handleEnded() },
+    updated: { _, _ in },
+    update_failed: { _, _, _, _ in }
+))
