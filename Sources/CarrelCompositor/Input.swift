@@ -14,15 +14,17 @@ final class Input {
     private var keyboards: [Keyboard] = []
     private var hasPointer = false
     private var hasTouch = false
+    private var cursorThemeLoaded = false
 
     init(server: Server) {
         self.server = server
         seat = wlr_seat_create(server.display, "seat0")!
         cursor = wlr_cursor_create()!
         wlr_cursor_attach_output_layout(cursor, server.outputLayout)
-        // XCURSOR_THEME / XCURSOR_SIZE are honoured through the nil theme.
+        // XCURSOR_THEME / XCURSOR_SIZE are honoured through the nil theme. The
+        // theme (megabytes of files) is read on first use, not at start-up:
+        // a kiosk without a pointer never needs it.
         cursorManager = wlr_xcursor_manager_create(nil, 24)!
-        wlr_xcursor_manager_load(cursorManager, 1)
 
         listeners.on(&server.backend.pointee.events.new_input) { [unowned self] data in
             handleNewInput(data!.assumingMemoryBound(to: wlr_input_device.self))
@@ -156,6 +158,9 @@ final class Input {
             wlr_seat_pointer_notify_enter(seat, hit.surface, hit.sx, hit.sy)
             wlr_seat_pointer_notify_motion(seat, time, hit.sx, hit.sy)
         } else {
+            if !cursorThemeLoaded {
+                cursorThemeLoaded = wlr_xcursor_manager_load(cursorManager, 1)
+            }
             wlr_xcursor_manager_set_cursor_image(cursorManager, "left_ptr", cursor)
             wlr_seat_pointer_notify_clear_focus(seat)
         }

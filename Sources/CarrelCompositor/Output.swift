@@ -58,6 +58,12 @@ final class Output {
             // Armed before committing: some backends present synchronously.
             presentRequested = false
             presentArmed = true
+        } else if !WlrootsVersion.hasPendingDamage(sceneOutput) {
+            // Nothing changed: no rendering, but clients still get their
+            // frame callbacks so they keep their own pace.
+            var now = carrel_now()
+            wlr_scene_output_send_frame_done(sceneOutput, &now)
+            return
         }
         if !wlr_scene_output_commit(sceneOutput) {
             presentArmed = false

@@ -26,4 +26,13 @@ enum WlrootsVersion {
     static func damageWhole(_ sceneOutput: UnsafeMutablePointer<wlr_scene_output>) {
         wlr_output_damage_add_whole(sceneOutput.pointee.damage)
     }
+
+    /// Whether a scene output has anything to paint: damage, or wlroots asked
+    /// for a frame (a cursor change, a mode change). On the headless backend
+    /// wlroots 0.15 ticks frames forever; skipping the commit then keeps an
+    /// unchanging screen from costing any rendering. (0.17: damage_ring.current.)
+    static func hasPendingDamage(_ sceneOutput: UnsafeMutablePointer<wlr_scene_output>) -> Bool {
+        if sceneOutput.pointee.output.pointee.needs_frame { return true }
+        return pixman_region32_not_empty(&sceneOutput.pointee.damage.pointee.current) != 0
+    }
 }
