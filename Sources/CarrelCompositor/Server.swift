@@ -65,6 +65,7 @@ public final class Server {
     private var decorations: [Decoration] = []
     private var nextWindowID: UInt64 = 1
     private var signalSources: [OpaquePointer] = []
+    private var hotplugHook: OutputHotplugHook?
     private var app: AppProcess?
     private var exitStatus: Int32 = 0
     private(set) public var publicSocketName: String = ""
@@ -148,6 +149,10 @@ public final class Server {
             throw CompositorError.backend("the backend did not start (no seat, no outputs, or no access to them)")
         }
         installSignalHandlers()
+        if OutputHotplugHook.isEnabled {
+            hotplugHook = OutputHotplugHook(display: display, backend: backend)
+            logger.warning("test hook on: SIGUSR1 plugs and SIGUSR2 unplugs a headless output")
+        }
 
         // The readiness fd is Carrel's alone: the app must not inherit it.
         if let fd = options.readyFD { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -212,6 +217,8 @@ public final class Server {
         assessment.shutdown()
         for source in signalSources { wl_event_source_remove(source) }
         signalSources.removeAll()
+        hotplugHook?.remove()
+        hotplugHook = nil
         roles.close()
         wl_display_destroy_clients(display)
         for decoration in decorations { decoration.detach() }

@@ -5,7 +5,7 @@ import Glibc
 // swallow a SIGCHLD or SIGTERM meant for the loop.
 var handledSignals = sigset_t()
 sigemptyset(&handledSignals)
-for signal in [SIGCHLD, SIGTERM, SIGINT] { sigaddset(&handledSignals, signal) }
+for signal in [SIGCHLD, SIGTERM, SIGINT, SIGUSR1, SIGUSR2] { sigaddset(&handledSignals, signal) }
 pthread_sigmask(SIG_BLOCK, &handledSignals, nil)
 // A client that disconnects mid-write must not kill the compositor.
 signal(SIGPIPE, SIG_IGN)

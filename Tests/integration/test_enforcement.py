@@ -134,7 +134,7 @@ def test_untrusted_clipboard_does_not_reach_the_exam(x11_world):
     status, out, err = w.run_tool("wl-copy", ["wl-copy", "smuggled answer"], role="untrusted",
                                   timeout=3.0)
     exam.collect(1.0)
-    offers = exam.matching(r"selection offer")
+    offers = exam.matching(r"selection offer .*")
     assert not offers, f"the exam was offered a selection from an untrusted client: {offers}"
     status, out, err = w.paste(timeout=3.0)
     assert "smuggled answer" not in out, "an app-role wl-paste got the untrusted selection"
@@ -217,8 +217,41 @@ def test_probe_reports_every_attack_blocked_during_a_session(x11_world, artifact
         during.expect(attack, "blocked")
     assert during.status == 0, during.evidence()
     exam.collect(0.5)
-    assert not exam.matching(r"selection offer"), "the probe's selection reached the exam"
+    assert not exam.matching(r"selection offer .*"), "the probe's selection reached the exam"
     end_exam(exam)
     after = probe_run("probe-after", "--attack", "map_toplevel", "--timeout", "1.5")
     after.expect("map_toplevel", "succeeded")
     w.alive()
+
+
+def test_output_plugged_in_during_a_session_interrupts_it(carrel, procs, logdir, logs, tmp_path,
+                                                          client_python, pywayland_protocols):
+    """A display connected mid-session is a change nobody vetted: the session
+    hears interrupted(integrity) and stays locked until the app ends it. With two
+    outputs a new session begins (its began waits for a frame on both)."""
+    import signal as sig
+
+    from test_assessment import World
+
+    w = World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+              env={"CARREL_TEST_OUTPUT_HOTPLUG": "1"})
+    exam = begin_exam(w)
+    w.carrel.signal(sig.SIGUSR1)
+    assert h.wait_until(lambda: "output HEADLESS-2" in w.carrel.stderr_path.read_text(), 10), \
+        f"the test hook did not plug an output\n{w.carrel.evidence()}"
+    exam.sync()
+    exam.expect(r"session s interrupted 1 .*", what="interrupted(integrity) after an output was plugged")
+    exam.collect(0.5)
+    assert not exam.matching(r"session s ended"), "the session ended by itself; the app must end it"
+    end_exam(exam)
+    # Two outputs now; outside a session plugging is harmless, and a new session
+    # begins once a frame showing only the exam was presented on both.
+    exam.send("begin s2 m w null")
+    exam.expect(r"session s2 began", what="began with two outputs")
+    exam.send("end s2")
+    exam.expect(r"session s2 ended")
+    w.carrel.signal(sig.SIGUSR2)  # unplug it again outside a session: nothing to say
+    exam.sync()
+    assert not exam.matching(r"session s2 interrupted .*"), "unplugging after ended interrupted"
+    w.alive()
+    assert "output HEADLESS-2" in w.carrel.stderr_path.read_text(), w.carrel.evidence()

@@ -1,0 +1,68 @@
+import CarrelShim
+import Glibc
+
+/// A test hook for headless runs: with `CARREL_TEST_OUTPUT_HOTPLUG=1` in
+/// Carrel's environment, SIGUSR1 plugs in a new headless output and SIGUSR2
+/// unplugs the newest one — what a monitor cable does on a real seat. Off by
+/// default; it can only add or remove displays, which during a session
+/// interrupts it (fail closed).
+final class OutputHotplugHook {
+    private let backend: UnsafeMutablePointer<wlr_backend>
+    private var sources: [OpaquePointer] = []
+    private var added: [UnsafeMutablePointer<wlr_output>] = []
+    private var destroyListeners: [Listener] = []
+
+    static var isEnabled: Bool {
+        guard let value = getenv("CARREL_TEST_OUTPUT_HOTPLUG") else { return false }
+        return String(cString: value) == "1"
+    }
+
+    init?(display: OpaquePointer, backend: UnsafeMutablePointer<wlr_backend>) {
+        guard let headless = Self.headlessBackend(in: backend) else { return nil }
+        self.backend = headless
+        let loop = wl_display_get_event_loop(display)
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        for signal in [SIGUSR1, SIGUSR2] {
+            if let source = wl_event_loop_add_signal(loop, signal, { number, data in
+                let hook = Unmanaged<OutputHotplugHook>.fromOpaque(data!).takeUnretainedValue()
+                if number == SIGUSR1 { hook.plug() } else { hook.unplug() }
+                return 0
+            }, context) {
+                sources.append(source)
+            }
+        }
+    }
+
+    private static func headlessBackend(in backend: UnsafeMutablePointer<wlr_backend>) -> UnsafeMutablePointer<wlr_backend>? {
+        if wlr_backend_is_headless(backend) { return backend }
+        guard wlr_backend_is_multi(backend) else { return nil }
+        var found: UnsafeMutablePointer<wlr_backend>?
+        withUnsafeMutablePointer(to: &found) { pointer in
+            wlr_multi_for_each_backend(backend, { sub, data in
+                let slot = data!.assumingMemoryBound(to: Optional<UnsafeMutablePointer<wlr_backend>>.self)
+                if slot.pointee == nil, let sub, wlr_backend_is_headless(sub) { slot.pointee = sub }
+            }, pointer)
+        }
+        return found
+    }
+
+    private func plug() {
+        guard let output = wlr_headless_add_output(backend, 1280, 720) else { return }
+        added.append(output)
+        destroyListeners.append(Listener(&output.pointee.events.destroy) { [weak self] _ in
+            self?.added.removeAll { $0 == output }
+        })
+    }
+
+    private func unplug() {
+        guard let output = added.popLast() else { return }
+        wlr_output_destroy(output)
+    }
+
+    func remove() {
+        for source in sources { wl_event_source_remove(source) }
+        sources.removeAll()
+        for listener in destroyListeners { listener.disconnect() }
+        destroyListeners.removeAll()
+    }
+}
