@@ -133,6 +133,26 @@ final class Input {
         updateCapabilities()
     }
 
+    /// Runs Carrel's own binding for a pressed key, if it has one (Core
+    /// decides, and decides none during a session). True when it consumed the key.
+    func handleCompositorKey(keyboard: UnsafeMutablePointer<wlr_keyboard>, keycode: UInt32) -> Bool {
+        var symbols: UnsafePointer<xkb_keysym_t>?
+        // libinput keycodes are evdev codes; xkbcommon's are offset by 8.
+        let count = xkb_state_key_get_syms(keyboard.pointee.xkb_state, keycode + 8, &symbols)
+        let keysyms = (0..<Int(max(count, 0))).map { symbols![$0] }
+        guard let action = Keybindings.action(forPressed: keysyms, restrictionsActive: server.restrictionsActive) else {
+            return false
+        }
+        switch action {
+        case .switchToVirtualTerminal(let vt):
+            // Only a real seat (DRM through libseat) has terminals to switch to.
+            guard let session = wlr_backend_get_session(server.backend) else { return false }
+            server.logger.info("switching to virtual terminal \(vt)")
+            wlr_session_change_vt(session, UInt32(vt))
+        }
+        return true
+    }
+
     func keyboardDestroyed(_ keyboard: Keyboard) {
         keyboards.removeAll { $0 === keyboard }
         updateCapabilities()
@@ -215,6 +235,9 @@ final class Keyboard {
         }
         listeners.on(&keyboard.pointee.events.key) { [unowned self] data in
             let event = data!.assumingMemoryBound(to: wlr_event_keyboard_key.self).pointee
+            if event.state == WL_KEYBOARD_KEY_STATE_PRESSED, input.handleCompositorKey(keyboard: keyboard, keycode: event.keycode) {
+                return
+            }
             wlr_seat_set_keyboard(input.seat, self.device)
             wlr_seat_keyboard_notify_key(input.seat, event.time_msec, event.keycode, event.state.rawValue)
         }

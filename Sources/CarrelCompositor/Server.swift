@@ -453,6 +453,8 @@ extension Server {
 
     func role(of client: OpaquePointer) -> Role { roles.role(of: client) }
 
+    var restrictionsActive: Bool { restrictions != nil }
+
     /// A client's identity for Core. The wl_client address is unique while the
     /// client is connected, and Core forgets a client's sessions when it goes.
     func clientID(_ client: OpaquePointer) -> ClientID {

@@ -1,0 +1,26 @@
+import CarrelCore
+import Testing
+
+@Suite("Carrel's own keybindings")
+struct KeybindingsTests {
+    @Test("Ctrl+Alt+F<N> (XF86Switch_VT_N) switches VT outside a session", arguments: 1...12)
+    func switchesOutsideSession(vt: Int) {
+        let keysym = Keybindings.switchVT1 + UInt32(vt - 1)
+        #expect(Keybindings.action(forPressed: [keysym], restrictionsActive: false) == .switchToVirtualTerminal(vt))
+    }
+
+    @Test("no VT switch while a session holds restrictions", arguments: 1...12)
+    func disabledDuringSession(vt: Int) {
+        let keysym = Keybindings.switchVT1 + UInt32(vt - 1)
+        #expect(Keybindings.action(forPressed: [keysym], restrictionsActive: true) == nil)
+    }
+
+    @Test("ordinary keys and neighbouring keysyms belong to the client")
+    func ordinaryKeys() {
+        // 'a', F1, and the keysyms just outside the VT range.
+        for keysym: UInt32 in [0x61, 0xFFBE, Keybindings.switchVT1 - 1, Keybindings.switchVT1 + 12] {
+            #expect(Keybindings.action(forPressed: [keysym], restrictionsActive: false) == nil)
+        }
+        #expect(Keybindings.action(forPressed: [], restrictionsActive: false) == nil)
+    }
+}
