@@ -1,0 +1,172 @@
+"""Several exam clients race begin / end / update / destroy / disconnect /
+kill -9 against one carrel (debug build: assertions and the per-frame scene
+audit are on). Seeded: a failing seed is printed and replays the same
+command sequence. Afterwards: every begin a surviving client sent was answered
+exactly once, nothing followed a terminal event, the lock is free, and a new
+client can begin and end."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import signal
+import time
+
+import pytest
+
+import carrel_harness as h
+from test_assessment import World, client_python, pywayland_protocols, world  # noqa: F401  (fixtures)
+
+CLIENTS = 5
+STEPS = int(os.environ.get("CARREL_RACE_STEPS", "600"))
+SEEDS = [1, 2, int(os.environ.get("CARREL_RACE_SEED", str(int(time.time()) % 100000)))]
+
+
+class Model:
+    """What one client has created, so every command names a live object."""
+
+    def __init__(self, driver):
+        self.driver = driver
+        self.configs: list[str] = []
+        self.sessions: list[str] = []  # not destroyed
+        self.n = 0
+
+    def fresh(self, prefix: str) -> str:
+        self.n += 1
+        return f"{prefix}{self.n}"
+
+
+def step(rng: random.Random, m: Model) -> str:
+    choices = ["config", "begin", "begin", "begin"]
+    if m.configs:
+        choices += ["allow", "time_limit", "participant", "destroy_config"]
+    if m.sessions:
+        choices += ["end", "end", "update", "destroy", "destroy"]
+    op = rng.choice(choices)
+    if op == "config":
+        c = m.fresh("c")
+        m.configs.append(c)
+        return f"config {c}"
+    if op == "allow":
+        return f"allow {rng.choice(m.configs)} {rng.randrange(0, 8)}"
+    if op == "time_limit":
+        return f"time_limit {rng.choice(m.configs)} {rng.choice([1, 2, 3600, 99999])}"
+    if op == "participant":
+        return f"participant {rng.choice(m.configs)} {rng.choice(['calculator', 'browser'])}"
+    if op == "destroy_config":
+        c = rng.choice(m.configs)
+        m.configs.remove(c)
+        return f"destroy_config {c}"
+    if op == "begin":
+        s = m.fresh("s")
+        m.sessions.append(s)
+        config = rng.choice(m.configs + ["null"]) if m.configs else "null"
+        return f"begin {s} m w {config}"
+    s = rng.choice(m.sessions)
+    if op == "destroy":
+        m.sessions.remove(s)
+        return f"destroy {s}"
+    if op == "update":
+        return f"update {s} {rng.choice(m.configs)}" if m.configs else f"end {s}"
+    return f"end {s}"
+
+
+def start_client(w: World, name: str, wait_mapped: bool = True) -> Model:
+    d = w.client(name)
+    if wait_mapped:
+        d.map()
+    else:
+        # While another racer's session is active this window is hidden and
+        # gets no frame callbacks, so "mapped" may never come; its begins are
+        # then answered with already_active or surface_not_ready.
+        d.send("map w")
+    d.bind()
+    return Model(d)
+
+
+def unanswered_begins(d) -> list[str]:
+    transcript = d.transcript_path.read_text(errors="replace")
+    sent = re.findall(r"^> begin (\S+) ", transcript, re.M)
+    # A session destroyed before its answer hears nothing more: that is the rule.
+    destroyed = set(re.findall(r"^> destroy (\S+)$", transcript, re.M))
+    answered = {m.group(1) for line in d.lines
+                if (m := re.fullmatch(r"session (\S+) (?:began|failed)\b.*", line))}
+    return [s for s in sent if s not in answered and s not in destroyed]
+
+
+def check_answers(model: Model, seed: int) -> None:
+    """Exactly one answer per begin, and nothing after failed/ended."""
+    d = model.driver
+    # An accepted begin is answered only after a frame was presented (or the
+    # bounded wait of 3 s ran out), which may be after the sync.
+    deadline = time.monotonic() + 5
+    while unanswered_begins(d) and time.monotonic() < deadline:
+        d.collect(0.1)
+    terminal: set[str] = set()
+    answered: dict[str, int] = {}
+    for line in d.lines:
+        m = re.fullmatch(r"session (\S+) (began|failed|interrupted|ended|updated|update_failed)\b.*", line)
+        if not m:
+            continue
+        s, event = m.groups()
+        assert s not in terminal, f"seed {seed}: {d.name}: {event} after a terminal event on {s}"
+        if event in ("began", "failed"):
+            answered[s] = answered.get(s, 0) + 1
+            assert answered[s] == 1, f"seed {seed}: {d.name}: {s} answered twice"
+        if event in ("failed", "ended"):
+            terminal.add(s)
+    unanswered = unanswered_begins(d)
+    assert not unanswered, f"seed {seed}: {d.name}: begins never answered: {unanswered}\n{d.evidence()}"
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_racing_clients_never_break_the_one_session_rule(world, seed):
+    print(f"race seed {seed} (replay: CARREL_RACE_SEED={seed})")
+    rng = random.Random(seed)
+    w = world
+    models = [start_client(w, f"racer{i}") for i in range(CLIENTS)]
+    for _ in range(STEPS):
+        i = rng.randrange(CLIENTS)
+        model = models[i]
+        if model.driver.proc.poll() is not None or rng.random() < 0.015:
+            # A client that died of a protocol error, or a kill -9 mid-run:
+            # either way a new one takes its place.
+            if model.driver.proc.poll() is None:
+                os.kill(model.driver.pid, signal.SIGKILL)
+                model.driver.proc.wait(timeout=5)
+            models[i] = start_client(w, f"racer{i}-{rng.randrange(10**6)}", wait_mapped=False)
+            continue
+        try:
+            model.driver.send(step(rng, model))
+        except h.HarnessError:
+            continue  # it died between the poll and the send; replaced next time
+        if rng.random() < 0.1:
+            model.driver.collect(0.01)
+        w.alive()
+    # Let every surviving client hear everything the compositor sent it.
+    for model in models:
+        if model.driver.proc.poll() is None:
+            try:
+                model.driver.sync()
+            except h.HarnessError:
+                # A protocol error it provoked in its last steps (status 3) is
+                # a client bug Carrel rightly disconnected; anything else fails.
+                if model.driver.wait_exit() == 3:
+                    continue
+                raise
+            check_answers(model, seed)
+    for model in models:
+        if model.driver.proc.poll() is None:
+            model.driver.send("exit")
+    w.alive()
+    # The lock is free once they are gone: a new exam begins and ends.
+    last = w.client("after")
+    last.map()
+    events = last.bind()
+    last.begin("final")
+    last.began("final")
+    last.send("end final")
+    last.expect("session final ended")
+    assert any(e.endswith("lock_state 0") for e in events), \
+        f"seed {seed}: the lock was still held after every racer left: {events}"
