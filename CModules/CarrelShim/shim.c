@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 static void carrel_listener_notify(struct wl_listener *listener, void *data) {
     struct carrel_listener *l = wl_container_of(listener, l, listener);
@@ -83,4 +84,54 @@ struct timespec carrel_now(void) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     return now;
+}
+
+/* Whether `target` is `surface` or hangs somewhere below it in the popup tree.
+ * Bounded: a walk that exhausts the budget is treated as reaching it. */
+static bool carrel_popup_tree_contains(struct wlr_xdg_surface *surface,
+                                       struct wlr_xdg_surface *target, int *budget) {
+    if (surface == target || --*budget <= 0) {
+        return true;
+    }
+    struct wlr_xdg_popup *child;
+    wl_list_for_each(child, &surface->popups, link) {
+        if (carrel_popup_tree_contains(child->base, target, budget)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* xdg_surface request opcodes: destroy 0, get_toplevel 1, get_popup 2. */
+enum { CARREL_XDG_SURFACE_GET_POPUP = 2 };
+
+static void carrel_popup_guard(void *user_data, enum wl_protocol_logger_type type,
+                               const struct wl_protocol_logger_message *message) {
+    (void)user_data;
+    if (type != WL_PROTOCOL_LOGGER_REQUEST || message->message_opcode != CARREL_XDG_SURFACE_GET_POPUP ||
+        strcmp(wl_resource_get_class(message->resource), "xdg_surface") != 0) {
+        return;
+    }
+    /* get_popup(new_id id, object parent [nullable], object positioner) */
+    union wl_argument *args = (union wl_argument *)message->arguments;
+    struct wl_resource *parent_resource = (struct wl_resource *)args[1].o;
+    struct wlr_xdg_surface *surface = wl_resource_get_user_data(message->resource);
+    if (parent_resource == NULL || surface == NULL) {
+        return;
+    }
+    struct wlr_xdg_surface *parent = wl_resource_get_user_data(parent_resource);
+    int budget = 4096;
+    if (parent == NULL ||
+        (parent->surface != surface->surface && !carrel_popup_tree_contains(surface, parent, &budget))) {
+        return;
+    }
+    carrel_vlog(WLR_ERROR, "refused xdg_surface@%u.get_popup: the parent is the popup itself or "
+                "below it; disconnecting the client", wl_resource_get_id(message->resource));
+    wl_resource_post_error(surface->client->resource, XDG_WM_BASE_ERROR_INVALID_POPUP_PARENT,
+                           "a popup cannot be its own parent or ancestor");
+    args[1].o = NULL;
+}
+
+struct wl_protocol_logger *carrel_install_popup_guard(struct wl_display *display) {
+    return wl_display_add_protocol_logger(display, carrel_popup_guard, NULL);
 }

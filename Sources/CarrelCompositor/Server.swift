@@ -110,6 +110,9 @@ public final class Server {
         wlr_idle_inhibit_v1_create(display)
 
         xdgShell = wlr_xdg_shell_create(display)
+        // Before any client connects: wlroots 0.15 must never see a popup
+        // that is its own ancestor (see the shim).
+        WlrootsVersion.guardPopupParents(display)
         let decorationManager = wlr_xdg_decoration_manager_v1_create(display)!
 
         // The assessment global goes exactly to the roles the policy entitles.

@@ -35,4 +35,11 @@ enum WlrootsVersion {
         if sceneOutput.pointee.output.pointee.needs_frame { return true }
         return pixman_region32_not_empty(&sceneOutput.pointee.damage.pointee.current) != 0
     }
+
+    /// Refuses popups whose parent is themselves or one of their descendants,
+    /// which 0.15 accepts and then crashes on (0.17 refuses them itself; the
+    /// guard can go with the port).
+    static func guardPopupParents(_ display: OpaquePointer) {
+        _ = carrel_install_popup_guard(display)
+    }
 }

@@ -26,6 +26,7 @@ Commands:
   toplevel W                an xdg_toplevel that is configured but never gets
                             a buffer (so never mapped); prints `configured W`
   plain_surface W           a wl_surface with no role
+  popup_cycle self|pair     ask for a popup that is its own ancestor (must be refused)
   close_window W            destroy W's xdg_toplevel and xdg_surface: W leaves the screen
   config C                  manager create_configuration (on the first manager)
   allow C FEATURE | participant C ID | time_limit C SECONDS | destroy_config C
@@ -298,6 +299,28 @@ class Client:
         device.dispatcher["selection"] = on_selection
         self.keep += [manager, device]
 
+    def popup_cycle(self, kind: str) -> None:
+        """Asks for a popup tree with a cycle, then destroys it (what crashed wlroots 0.15):
+        `self`: an xdg_surface's popup whose parent is that xdg_surface;
+        `pair`: popup B under a not-yet-constructed A, then A's popup under B."""
+        self._need_shell()
+        positioner = self.wm_base.create_positioner()
+        positioner.set_size(10, 10)
+        positioner.set_anchor_rect(0, 0, 1, 1)
+        a = self.wm_base.get_xdg_surface(self.compositor.create_surface())
+        if kind == "self":
+            popup = a.get_popup(a, positioner)
+            popup.destroy()
+        elif kind == "pair":
+            b = self.wm_base.get_xdg_surface(self.compositor.create_surface())
+            popup_b = b.get_popup(a, positioner)
+            popup_a = a.get_popup(b, positioner)
+            popup_a.destroy()
+            popup_b.destroy()
+        else:
+            raise ValueError(kind)
+        a.destroy()
+
     def sync(self, tag: str) -> None:
         callback = self.display.sync()
         callback.dispatcher["done"] = lambda *_: emit("synced", tag)
@@ -319,6 +342,8 @@ class Client:
         elif op == "plain_surface":
             self._need_shell()
             o[args[0]] = self.compositor.create_surface()
+        elif op == "popup_cycle":
+            self.popup_cycle(args[0])
         elif op == "config":
             managers = [v for v in o.values()
                         if isinstance(v, self.ca.CarrelAssessmentManagerV1.proxy_class)]

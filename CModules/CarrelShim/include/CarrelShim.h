@@ -88,6 +88,16 @@ const char *carrel_global_interface_name(const struct wl_global *global);
 /// wl_resource_post_error without printf-style varargs, which Swift cannot pass.
 void carrel_resource_post_error(struct wl_resource *resource, uint32_t code, const char *message);
 
+/// Refuses `xdg_surface.get_popup` requests whose parent is the popup's own
+/// xdg_surface or a popup below it. wlroots 0.15 accepts such a parent, links
+/// the popup into its own subtree and then recurses without end when it is
+/// destroyed (a crash any client can cause; found by the wire fuzzer). The
+/// guard sees each request before wlroots does (a protocol logger), posts
+/// `xdg_wm_base.invalid_popup_parent` and hands wlroots a null parent, so the
+/// cycle is never built and the client is disconnected. wlroots-version-specific:
+/// reads `wlr_xdg_surface` as 0.15 lays it out; 0.17 checks this itself.
+struct wl_protocol_logger *carrel_install_popup_guard(struct wl_display *display);
+
 /// The generated wl_interface tables of carrel-assessment-v1 (const globals
 /// Swift cannot take a stable address of).
 const struct wl_interface *carrel_assessment_manager_interface(void);

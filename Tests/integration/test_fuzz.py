@@ -1,0 +1,102 @@
+"""Wire fuzzer against a real carrel while another client holds an active session (issue 8).
+
+Runs Tests/fuzz/carrel_fuzz.py (raw Wayland wire, garbage + structure-aware, untrusted and
+app roles) for CARREL_FUZZ_SECONDS (default 60) split over a fixed seed list plus one
+time-based seed (printed). Afterwards: carrel alive, the exam client's session still
+active and `end` still yields `ended`, and carrel exits 0 on SIGTERM.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import carrel_harness as h
+from test_assessment import World, client_python, pywayland_protocols, world  # noqa: F401  (fixtures)
+
+FUZZER = Path(__file__).resolve().parents[1] / "fuzz" / "carrel_fuzz.py"
+FUZZ_SECONDS = float(__import__("os").environ.get("CARREL_FUZZ_SECONDS", "60"))
+FIXED_SEEDS = [1, 2, 3]
+
+
+def test_fuzz_keeps_carrel_and_other_session_intact(world, logdir, logs):
+    seeds = FIXED_SEEDS + [int(time.time())]
+    print(f"fuzz seeds: {seeds} (the last one is time-based)")
+    per_seed = FUZZ_SECONDS / len(seeds)
+    # The conftest backstop (CARREL_TEST_BUDGET, 45 s) is for ordinary tests; this one's
+    # budget is the fuzz time plus setup/teardown slack, every wait inside still bounded.
+    signal.alarm(int(FUZZ_SECONDS + 90))
+
+    exam = world.client("exam")
+    exam.map()
+    exam.bind()
+    exam.begin()
+    exam.began()
+
+    carrel = world.carrel
+    for seed in seeds:
+        out = logdir / f"fuzz-{seed}.out"
+        logs.append((f"fuzzer seed {seed}", out))
+        argv = [sys.executable, str(FUZZER), "--seed", str(seed), "--duration", f"{per_seed:.1f}",
+                "--mode", "both", "--role", "both",
+                "--public", str(carrel.runtime_dir / carrel.socket_name),
+                "--app", world.app_display, "--carrel-pid", str(carrel.pid)]
+        with open(out, "wb") as o:
+            proc = world.procs.spawn(f"fuzz-{seed}", argv, env=h.clean_env(), stdout=o,
+                                     stderr=subprocess.STDOUT)
+            try:
+                status = proc.wait(timeout=per_seed + 60)
+            except subprocess.TimeoutExpired:
+                status = None
+        text = out.read_text(errors="replace")
+        print(text)
+        assert status == 0, f"fuzzer seed {seed} exited {status}:\n{text}\n{carrel.evidence()}"
+        world.alive()
+        # The exam client's connection must still be served between rounds.
+        exam.sync()
+
+    world.alive()
+    exam.sync()
+    terminal = exam.matching(r"session s (ended|failed .*|interrupted .*)")
+    assert terminal == [], f"the fuzzer disturbed another client's session: {terminal}"
+    assert exam.matching("session s .*") == ["session s began"], exam.lines
+    exam.send("end s")
+    exam.expect("session s ended", what="ended after the fuzz run")
+    world.alive()
+
+    carrel.signal(signal.SIGTERM)
+    status = carrel.wait_exit()
+    assert status == 0, f"carrel exited {status} on SIGTERM\n{carrel.evidence()}"
+
+
+def test_fuzz_regression_seed7_connection24015(world, logdir, logs):
+    carrel = world.carrel
+    out = logdir / "fuzz-regression.out"
+    logs.append(("fuzzer regression", out))
+    argv = [sys.executable, str(FUZZER), "--seed", "7", "--mode", "structured", "--role", "both",
+            "--connection", "24015", "--public", str(carrel.runtime_dir / carrel.socket_name),
+            "--app", world.app_display, "--carrel-pid", str(carrel.pid)]
+    with open(out, "wb") as o:
+        proc = world.procs.spawn("fuzz-regression", argv, env=h.clean_env(), stdout=o,
+                                 stderr=subprocess.STDOUT)
+        status = proc.wait(timeout=60)
+    assert status == 0, out.read_text(errors="replace")
+    world.alive()
+
+
+@pytest.mark.parametrize("kind", ["self", "pair"])
+def test_popup_cycle_is_refused_not_a_crash(world, kind):
+    """The fuzzer's crash, written down: a popup whose parent is itself (or a popup below
+    it) gets xdg_wm_base.invalid_popup_parent (3); carrel stays up for everyone."""
+    for role in ("untrusted", "app"):
+        attacker = world.client(f"attacker-{kind}", role=role)
+        attacker.send(f"popup_cycle {kind} ; sync after")
+        attacker.expect(r"error xdg_wm_base 3 \d+", what=f"{role}: invalid_popup_parent")
+        world.alive()
+    bystander = world.client("bystander")
+    bystander.map()
