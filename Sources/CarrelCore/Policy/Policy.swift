@@ -1,0 +1,184 @@
+/// Everything an administrator decides for a machine: the policy file
+/// (`--policy PATH`, default `/etc/carrel/policy.toml`), validated as a whole
+/// before anything starts. `Policy.builtIn` is what Carrel runs under when
+/// there is no file: the most restrictive choice for every key.
+public struct Policy: Sendable, Equatable {
+    /// Who may begin sessions, time limits, participant ids.
+    public var session: SessionPolicy
+    /// Participants by id: what Carrel launches and what each may do.
+    public var participants: [String: ParticipantPolicy]
+    /// The input method Carrel launches, if any.
+    public var inputMethod: InputMethodPolicy?
+    /// Screen capture outside sessions (never during one).
+    public var capture: CapturePolicy
+    /// A key combination that ends a session from the keyboard, if any.
+    public var emergencyBinding: KeyCombination?
+    /// What other outputs show and whether hot-plugging interrupts a session.
+    public var outputs: OutputPolicy
+    /// Single App Mode: relaunching the app.
+    public var kiosk: KioskPolicy
+    /// App-requested lock (ASAM): which apps may ask, confirmation, banner.
+    public var appLock: AppLockPolicy
+    /// Guided Access: pinning the current app with a passcode.
+    public var guidedAccess: GuidedAccessPolicy
+    /// The admin control socket (`carrelctl`).
+    public var control: ControlPolicy
+
+    public init(
+        session: SessionPolicy = SessionPolicy(),
+        participants: [String: ParticipantPolicy] = [:],
+        inputMethod: InputMethodPolicy? = nil,
+        capture: CapturePolicy = CapturePolicy(),
+        emergencyBinding: KeyCombination? = nil,
+        outputs: OutputPolicy = OutputPolicy(),
+        kiosk: KioskPolicy = KioskPolicy(),
+        appLock: AppLockPolicy = AppLockPolicy(),
+        guidedAccess: GuidedAccessPolicy = GuidedAccessPolicy(),
+        control: ControlPolicy = ControlPolicy()
+    ) {
+        self.session = session
+        self.participants = participants
+        self.inputMethod = inputMethod
+        self.capture = capture
+        self.emergencyBinding = emergencyBinding
+        self.outputs = outputs
+        self.kiosk = kiosk
+        self.appLock = appLock
+        self.guidedAccess = guidedAccess
+        self.control = control
+    }
+
+    /// No file: only the app role may begin sessions, no participants, no
+    /// input method, no capture, no emergency binding, hot-plugging
+    /// interrupts, no relaunching, no app-requested lock, no Guided Access,
+    /// control by root only.
+    public static let builtIn = Policy()
+}
+
+/// One participant the policy defines (`[participants.ID]`).
+public struct ParticipantPolicy: Sendable, Equatable {
+    /// The command Carrel launches, program first.
+    public var command: [String]
+    /// Whether it may open network connections during a session (takes effect
+    /// with the network restriction provider).
+    public var network: Bool
+
+    public init(command: [String], network: Bool = false) {
+        self.command = command
+        self.network = network
+    }
+}
+
+/// `[input_method]`: the only input method a session may use.
+public struct InputMethodPolicy: Sendable, Equatable {
+    public var command: [String]
+    public init(command: [String]) { self.command = command }
+}
+
+/// `[capture]`: capture is never available during a session; outside one
+/// only to the roles named here, and only when enabled.
+public struct CapturePolicy: Sendable, Equatable {
+    public var enabledOutsideSessions: Bool
+    public var roles: Set<Role>
+    public init(enabledOutsideSessions: Bool = false, roles: Set<Role> = []) {
+        self.enabledOutsideSessions = enabledOutsideSessions
+        self.roles = roles
+    }
+}
+
+/// A key with modifiers, as written in the policy: `"Ctrl+Alt+Shift+Escape"`.
+public struct KeyCombination: Sendable, Equatable, Hashable {
+    public enum Modifier: String, Sendable, CaseIterable, Hashable, Comparable {
+        case ctrl, alt, shift, logo
+        public static func < (a: Self, b: Self) -> Bool {
+            allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
+        }
+    }
+    public var modifiers: Set<Modifier>
+    /// The xkb keysym name of the key, e.g. `Escape`, `F12`, `q`.
+    public var keyName: String
+
+    public init(modifiers: Set<Modifier>, keyName: String) {
+        self.modifiers = modifiers
+        self.keyName = keyName
+    }
+}
+
+/// `[outputs]`: the exam is on the primary output; the others show a colour.
+public struct OutputPolicy: Sendable, Equatable {
+    /// Whether plugging an output in during a session is tolerated (it shows
+    /// the curtain colour either way); when false it interrupts the session.
+    public var allowHotplugDuringSession: Bool
+    /// The curtain colour on every output but the primary, 0xRRGGBB.
+    public var curtainColour: UInt32
+
+    public init(allowHotplugDuringSession: Bool = false, curtainColour: UInt32 = 0x000000) {
+        self.allowHotplugDuringSession = allowHotplugDuringSession
+        self.curtainColour = curtainColour
+    }
+}
+
+/// `[kiosk]`: Single App Mode relaunches the app when it exits.
+public struct KioskPolicy: Sendable, Equatable {
+    /// Whether Carrel runs in Single App Mode without `--kiosk`.
+    public var enabled: Bool
+    /// How many relaunches in a row before Carrel gives up and exits.
+    public var maximumRelaunches: Int
+    /// The first back-off; each further relaunch doubles it, up to the maximum.
+    public var initialBackoff: Duration
+    public var maximumBackoff: Duration
+
+    public init(enabled: Bool = false, maximumRelaunches: Int = 5,
+                initialBackoff: Duration = .milliseconds(250), maximumBackoff: Duration = .seconds(10)) {
+        self.enabled = enabled
+        self.maximumRelaunches = maximumRelaunches
+        self.initialBackoff = initialBackoff
+        self.maximumBackoff = maximumBackoff
+    }
+}
+
+/// `[app_lock]`: apps that may ask for a lock-only session (ASAM).
+public struct AppLockPolicy: Sendable, Equatable {
+    /// xdg app ids (`xdg_toplevel.set_app_id`) allowed to ask; empty: none.
+    public var allowedAppIDs: Set<String>
+    /// Whether the person at the machine confirms on screen before `began`.
+    public var requireConfirmation: Bool
+    /// How long the banner naming the app and time limit shows at `began`; zero: no banner.
+    public var bannerDuration: Duration
+
+    public init(allowedAppIDs: Set<String> = [], requireConfirmation: Bool = false,
+                bannerDuration: Duration = .seconds(4)) {
+        self.allowedAppIDs = allowedAppIDs
+        self.requireConfirmation = requireConfirmation
+        self.bannerDuration = bannerDuration
+    }
+}
+
+/// `[guided_access]`: pin the current app; leaving needs the passcode.
+public struct GuidedAccessPolicy: Sendable, Equatable {
+    /// The passcode as a salted slow hash (`carrel hash-passcode` prints one);
+    /// nil: Guided Access is off.
+    public var passcodeHash: String?
+    /// A key combination that opens the on-screen passcode entry, if any.
+    public var unlockKeys: KeyCombination?
+
+    public init(passcodeHash: String? = nil, unlockKeys: KeyCombination? = nil) {
+        self.passcodeHash = passcodeHash
+        self.unlockKeys = unlockKeys
+    }
+}
+
+/// `[control]`: who may use `carrelctl`.
+public struct ControlPolicy: Sendable, Equatable {
+    /// The control socket's path.
+    public var socketPath: String
+    /// A group whose members may use it besides root; nil: root only.
+    public var group: String?
+
+    public static let defaultSocketPath = "/run/carrel/control.sock"
+
+    public init(socketPath: String = ControlPolicy.defaultSocketPath, group: String? = nil) {
+        self.socketPath = socketPath
+        self.group = group
+    }
+}
