@@ -255,3 +255,70 @@ def test_output_plugged_in_during_a_session_interrupts_it(carrel, procs, logdir,
     assert not exam.matching(r"session s2 interrupted .*"), "unplugging after ended interrupted"
     w.alive()
     assert "output HEADLESS-2" in w.carrel.stderr_path.read_text(), w.carrel.evidence()
+
+
+# wlroots' x11 backend grey the curtain is drawn in: Output.swift's (0.08, 0.09, 0.11).
+CURTAIN = (0x14, 0x17, 0x1C)
+
+
+def x_windows(display):
+    """The root's children, topmost first (xwininfo lists them in stacking order)."""
+    h.require_tool("xwininfo")
+    r = subprocess.run(["xwininfo", "-root", "-children", "-display", display], env=h.clean_env(),
+                       capture_output=True, text=True, timeout=10)
+    return re.findall(r"^\s+(0x[0-9a-f]+) ", r.stdout, re.M)
+
+
+def test_second_output_shows_only_the_curtain_during_a_session(carrel, procs, logdir, logs,
+                                                               tmp_path, client_python,
+                                                               pywayland_protocols, paint_bin,
+                                                               artifacts_dir):
+    """Two outputs (two X windows under Xvfb, moved side by side): during a session the
+    primary shows the exam and the other one only the curtain colour, while an untrusted
+    client paints; before began and after ended the second output is not curtained."""
+    from test_assessment import World
+    from test_visual import start_xvfb
+
+    h.require_tool("xdotool")
+    display = start_xvfb(procs, logdir, logs, screen=(2600, 760))
+    w = World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+              backend="x11", env={"DISPLAY": display, "WLR_X11_OUTPUTS": "2"})
+    assert h.wait_until(lambda: len(x_windows(display)) == 2, 10), \
+        f"expected two X windows (one per output): {x_windows(display)}\n{w.carrel.evidence()}"
+    # Without a window manager both open at the corner; the second output's is on top.
+    second = x_windows(display)[0]
+    subprocess.run(["xdotool", "windowmove", second, "1300", "0"], env=h.clean_env(
+        {"DISPLAY": display}), check=True, timeout=10)
+    right = (1300, 0)
+
+    def second_output(image, colour):
+        """Sampled pixels of the second output's window that are not colour (±4)."""
+        pixels = (image.pixel(right[0] + x, y) for y in range(0, OUTPUT[1], 16)
+                  for x in range(0, OUTPUT[0], 16))
+        return [p for p in pixels if any(abs(a - b) > 4 for a, b in zip(p, colour))]
+
+    before = screenshot(display)
+    assert second_output(before, CURTAIN), "the second output is curtained before any session"
+    attacker = spawn_attacker(w, "paint", [str(paint_bin), "--color", "ff00ff", "--animate"])
+    exam = begin_exam(w)
+    for shot in range(6):
+        image = screenshot(display)
+        if shot == 0:
+            (artifacts_dir / "curtain-during.png").write_bytes(image.to_png())
+        off = second_output(image, CURTAIN)
+        assert not off, f"second output during the session: {len(off)} pixels not the curtain, " \
+                        f"e.g. {off[:5]}\n{w.carrel.evidence()}"
+        leak = foreign_pixels(image)
+        assert not leak, f"primary output during the session: not the exam at {leak[:5]}"
+        time.sleep(0.3)
+    end_exam(exam)
+
+    def uncurtained():
+        image = screenshot(display)
+        return image if second_output(image, CURTAIN) else None
+
+    after = h.wait_until(uncurtained, 5, interval=0.2)
+    assert after, "the curtain stayed up on the second output after ended"
+    (artifacts_dir / "curtain-after.png").write_bytes(after.to_png())
+    assert attacker[0].poll() is None, "the attacker died"
+    w.alive()

@@ -25,7 +25,7 @@ TOLERANCE = 4
 HALF = 10  # checks a 21x21 square around each point
 
 
-def start_xvfb(procs, logdir, logs) -> str:
+def start_xvfb(procs, logdir, logs, screen=SCREEN) -> str:
     """Starts Xvfb on a display it picks itself (-displayfd); returns ':N'."""
     if shutil.which("Xvfb") is None:
         pytest.skip("Xvfb is not installed (Debian package xvfb)")
@@ -35,7 +35,7 @@ def start_xvfb(procs, logdir, logs) -> str:
     try:
         with open(log, "wb") as err:
             proc = procs.spawn("Xvfb", ["Xvfb", "-displayfd", str(w), "-screen", "0",
-                                        f"{SCREEN[0]}x{SCREEN[1]}x24", "-nolisten", "tcp",
+                                        f"{screen[0]}x{screen[1]}x24", "-nolisten", "tcp",
                                         "-noreset"],
                                env=h.clean_env(), stderr=err, stdout=err, pass_fds=(w,))
     finally:
