@@ -177,6 +177,12 @@ final class AssessmentService {
         process(invigilator.integrityLost(message))
     }
 
+    /// Someone with authority at the machine interrupted the session: it
+    /// hears `interrupted(administrative)`; restrictions stay until the app ends it.
+    func administrativeInterrupt(_ message: String) {
+        process(invigilator.administrativeInterrupt(message))
+    }
+
     /// Carrel is shutting down: sessions hear `interrupted(shutdown)`.
     func shutdown() {
         process(invigilator.shutdown("Carrel is shutting down"))

@@ -139,8 +139,10 @@ final class Input {
         var symbols: UnsafePointer<xkb_keysym_t>?
         // libinput keycodes are evdev codes; xkbcommon's are offset by 8.
         let count = xkb_state_key_get_syms(keyboard.pointee.xkb_state, keycode + 8, &symbols)
-        let keysyms = (0..<Int(max(count, 0))).map { symbols![$0] }
-        guard let action = Keybindings.action(forPressed: keysyms, restrictionsActive: server.restrictionsActive) else {
+        let keysyms = (0..<Int(max(count, 0))).map { xkb_keysym_to_lower(symbols![$0]) }
+        guard let action = Keybindings.action(forPressed: keysyms, modifiers: Self.modifiers(of: keyboard),
+                                              restrictionsActive: server.restrictionsActive,
+                                              emergency: server.emergencyBinding) else {
             return false
         }
         switch action {
@@ -149,8 +151,18 @@ final class Input {
             guard let session = wlr_backend_get_session(server.backend) else { return false }
             server.logger.info("switching to virtual terminal \(vt)")
             wlr_session_change_vt(session, UInt32(vt))
+        case .emergencyInterrupt:
+            server.logger.warning("emergency key combination pressed at the machine")
+            server.assessment.administrativeInterrupt("the emergency key combination was pressed at the machine")
         }
         return true
+    }
+
+    private static func modifiers(of keyboard: UnsafeMutablePointer<wlr_keyboard>) -> Set<KeyCombination.Modifier> {
+        let mask = wlr_keyboard_get_modifiers(keyboard)
+        let table: [(wlr_keyboard_modifier, KeyCombination.Modifier)] =
+            [(WLR_MODIFIER_CTRL, .ctrl), (WLR_MODIFIER_ALT, .alt), (WLR_MODIFIER_SHIFT, .shift), (WLR_MODIFIER_LOGO, .logo)]
+        return Set(table.filter { mask & $0.0.rawValue != 0 }.map(\.1))
     }
 
     func keyboardDestroyed(_ keyboard: Keyboard) {

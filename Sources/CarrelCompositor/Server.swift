@@ -17,6 +17,8 @@ public struct CompositorOptions {
     public var windowSize: Size
     /// Who may lock, time limits, participants, the bounded wait for `began`.
     public var sessionPolicy: SessionPolicy
+    /// The policy's emergency binding, if any (off by default).
+    public var emergencyBinding: KeyCombination? = nil
 
     public init(app: [String], readyFD: Int32?, access: GlobalAccess = .standard, logLevel: Logger.Level = .info,
                 windowSize: Size = Size(width: 1280, height: 720), sessionPolicy: SessionPolicy = SessionPolicy()) {
@@ -44,7 +46,9 @@ public final class Server {
     let outputLayout: UnsafeMutablePointer<wlr_output_layout>
     let xdgShell: UnsafeMutablePointer<wlr_xdg_shell>
     private(set) var input: Input!
-    private var assessment: AssessmentService!
+    private(set) var assessment: AssessmentService!
+    /// The emergency binding with its key resolved by xkbcommon.
+    private(set) var emergencyBinding: EmergencyBinding?
     /// The restrictions of the session pending or active, if any.
     private var restrictions: RestrictionSet?
     let logger: Logger
@@ -131,6 +135,7 @@ public final class Server {
             let decoration = Decoration(data!.assumingMemoryBound(to: wlr_xdg_toplevel_decoration_v1.self), server: self)
             decorations.append(decoration)
         }
+        emergencyBinding = try options.emergencyBinding.map(Self.resolve)
         input = Input(server: self)
         assessment = AssessmentService(server: self, policy: options.sessionPolicy, logger: logger)
     }
@@ -457,6 +462,14 @@ extension Server {
     func role(of client: OpaquePointer) -> Role { roles.role(of: client) }
 
     var restrictionsActive: Bool { restrictions != nil }
+
+    fileprivate static func resolve(_ combination: KeyCombination) throws -> EmergencyBinding {
+        let keysym = xkb_keysym_from_name(combination.keyName, XKB_KEYSYM_CASE_INSENSITIVE)
+        guard keysym != 0 else {
+            throw CompositorError.configuration("emergency binding: \"\(combination.keyName)\" is not a key name xkbcommon knows; use a keysym name such as Escape, F12 or q")
+        }
+        return EmergencyBinding(modifiers: combination.modifiers, keysym: xkb_keysym_to_lower(keysym))
+    }
 
     /// A client's identity for Core. The wl_client address is unique while the
     /// client is connected, and Core forgets a client's sessions when it goes.

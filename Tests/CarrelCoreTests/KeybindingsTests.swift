@@ -23,4 +23,30 @@ struct KeybindingsTests {
         }
         #expect(Keybindings.action(forPressed: [], restrictionsActive: false) == nil)
     }
+
+    static let escape: UInt32 = 0xFF1B
+    static let binding = EmergencyBinding(modifiers: [.ctrl, .alt, .shift], keysym: escape)
+
+    @Test("the emergency binding interrupts only during a session and only with exactly its modifiers")
+    func emergency() {
+        let b = Self.binding
+        #expect(Keybindings.action(forPressed: [Self.escape], modifiers: [.ctrl, .alt, .shift],
+                                   restrictionsActive: true, emergency: b) == .emergencyInterrupt)
+        #expect(Keybindings.action(forPressed: [Self.escape], modifiers: [.ctrl, .alt, .shift],
+                                   restrictionsActive: false, emergency: b) == nil)
+        #expect(Keybindings.action(forPressed: [Self.escape], modifiers: [.ctrl, .alt],
+                                   restrictionsActive: true, emergency: b) == nil)
+        #expect(Keybindings.action(forPressed: [Self.escape], modifiers: [.ctrl, .alt, .shift, .logo],
+                                   restrictionsActive: true, emergency: b) == nil)
+        #expect(Keybindings.action(forPressed: [0x61], modifiers: [.ctrl, .alt, .shift],
+                                   restrictionsActive: true, emergency: b) == nil)
+    }
+
+    @Test("without a policy binding nothing interrupts, and VT switching stays off in a session")
+    func noEmergencyByDefault() {
+        #expect(Keybindings.action(forPressed: [Self.escape], modifiers: [.ctrl, .alt, .shift],
+                                   restrictionsActive: true, emergency: nil) == nil)
+        #expect(Keybindings.action(forPressed: [Keybindings.switchVT1], modifiers: [.ctrl, .alt],
+                                   restrictionsActive: true, emergency: Self.binding) == nil)
+    }
 }

@@ -3,11 +3,27 @@ public enum CompositorAction: Sendable, Equatable {
     /// Switch to virtual terminal N (1...12), as Ctrl+Alt+F<N> does on a
     /// Linux console.
     case switchToVirtualTerminal(Int)
+    /// The policy's emergency binding was pressed during a session: the
+    /// session is interrupted (`administrative`) at the machine.
+    case emergencyInterrupt
 }
 
-/// Carrel's own keybindings. Carrel has one: virtual-terminal switching on a
-/// real seat. During a session it is off — leaving the exam for a console is
-/// exactly the escape a session forbids — and the key goes to the exam instead.
+/// The policy's emergency binding with its key resolved to a keysym by the
+/// compositor (xkbcommon), lower-cased so Shift does not change the key.
+public struct EmergencyBinding: Sendable, Equatable {
+    public var modifiers: Set<KeyCombination.Modifier>
+    public var keysym: UInt32
+    public init(modifiers: Set<KeyCombination.Modifier>, keysym: UInt32) {
+        self.modifiers = modifiers
+        self.keysym = keysym
+    }
+}
+
+/// Carrel's own keybindings: virtual-terminal switching on a real seat, and
+/// the emergency binding when the policy defines one (off by default). During
+/// a session VT switching is off — leaving the exam for a console is exactly
+/// the escape a session forbids — and the key goes to the exam instead; the
+/// emergency binding works only during a session.
 public enum Keybindings {
     /// xkbcommon's XF86Switch_VT_1, which the default keymaps produce for
     /// Ctrl+Alt+F1; the next eleven keysyms are VT 2...12.
@@ -15,8 +31,18 @@ public enum Keybindings {
 
     /// The action for a pressed key with these keysyms, or nil when the key is
     /// the client's.
-    public static func action(forPressed keysyms: [UInt32], restrictionsActive: Bool) -> CompositorAction? {
-        guard !restrictionsActive else { return nil }
+    ///
+    /// `keysyms` are lower-cased; `modifiers` are those held (exactly these
+    /// must be held for the emergency binding: Ctrl+Alt+Shift+Escape does not
+    /// fire on Ctrl+Alt+Shift+Logo+Escape).
+    public static func action(forPressed keysyms: [UInt32], modifiers: Set<KeyCombination.Modifier> = [],
+                              restrictionsActive: Bool, emergency: EmergencyBinding? = nil) -> CompositorAction? {
+        if restrictionsActive {
+            if let emergency, emergency.modifiers == modifiers, keysyms.contains(emergency.keysym) {
+                return .emergencyInterrupt
+            }
+            return nil
+        }
         for keysym in keysyms where keysym >= switchVT1 && keysym < switchVT1 + 12 {
             return .switchToVirtualTerminal(Int(keysym - switchVT1) + 1)
         }
