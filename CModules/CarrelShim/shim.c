@@ -135,3 +135,17 @@ static void carrel_popup_guard(void *user_data, enum wl_protocol_logger_type typ
 struct wl_protocol_logger *carrel_install_popup_guard(struct wl_display *display) {
     return wl_display_add_protocol_logger(display, carrel_popup_guard, NULL);
 }
+
+int carrel_screencopy_fail_frames(struct wlr_screencopy_manager_v1 *manager, struct wlr_output *output) {
+    int failed = 0;
+    struct wlr_screencopy_frame_v1 *frame, *tmp;
+    wl_list_for_each_safe(frame, tmp, &manager->frames, link) {
+        if (output != NULL && frame->output != output) {
+            continue;
+        }
+        /* frame_handle_output_destroy: send failed, then destroy the frame. */
+        frame->output_destroy.notify(&frame->output_destroy, frame->output);
+        failed++;
+    }
+    return failed;
+}

@@ -19,6 +19,8 @@ final class ClientRoles {
     private var appListenFD: Int32 = -1
     private var appAcceptSource: OpaquePointer?
     private(set) var appSocketPath: String?
+    /// Whether a session holds restrictions (capture is hidden then).
+    var sessionActive: () -> Bool = { false }
     private var appSocketDirectory: String?
 
     init(display: OpaquePointer, access: GlobalAccess, logger: Logger) {
@@ -38,7 +40,7 @@ final class ClientRoles {
     private func isVisible(global: OpaquePointer, to client: OpaquePointer) -> Bool {
         let interface = String(cString: carrel_global_interface_name(global))
         let role = role(of: client)
-        let decision = access.decision(interface: interface, role: role)
+        let decision = access.decision(interface: interface, role: role, sessionActive: sessionActive())
         if decision == .hidden(.unclassified) {
             // Every global Carrel creates must be in the role table; meeting an
             // unclassified one means a new global slipped in without a decision.

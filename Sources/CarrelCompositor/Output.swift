@@ -29,6 +29,10 @@ final class Output {
             server.outputPresented(self)
         }
         listeners.on(&wlrOutput.pointee.events.destroy) { [unowned self] _ in handleDestroy() }
+        // Before any commit (ours or wlroots'): capture frames copy on commit.
+        listeners.on(&wlrOutput.pointee.events.precommit) { [unowned self] _ in
+            server.failCaptureFrames(on: self.wlrOutput)
+        }
     }
 
     var name: String { String(cString: wlrOutput.pointee.name) }

@@ -19,6 +19,8 @@ public struct CompositorOptions {
     public var sessionPolicy: SessionPolicy
     /// The policy's emergency binding, if any (off by default).
     public var emergencyBinding: KeyCombination? = nil
+    /// Screen capture outside sessions (off by default; never during one).
+    public var capture: CapturePolicy = CapturePolicy()
 
     public init(app: [String], readyFD: Int32?, access: GlobalAccess = .standard, logLevel: Logger.Level = .info,
                 windowSize: Size = Size(width: 1280, height: 720), sessionPolicy: SessionPolicy = SessionPolicy()) {
@@ -47,6 +49,8 @@ public final class Server {
     let xdgShell: UnsafeMutablePointer<wlr_xdg_shell>
     private(set) var input: Input!
     private(set) var assessment: AssessmentService!
+    /// wlroots' screencopy, when the policy enables capture outside sessions.
+    private(set) var screencopy: UnsafeMutablePointer<wlr_screencopy_manager_v1>?
     /// The emergency binding with its key resolved by xkbcommon.
     private(set) var emergencyBinding: EmergencyBinding?
     /// The restrictions of the session pending or active, if any.
@@ -120,10 +124,16 @@ public final class Server {
         let decorationManager = wlr_xdg_decoration_manager_v1_create(display)!
 
         // The assessment global goes exactly to the roles the policy entitles.
-        var access = options.access
+        var access = options.access.applying(options.capture)
         access = GlobalAccess(classes: access.classes,
                               rolesByClass: access.rolesByClass.merging([.assessment: options.sessionPolicy.entitledRoles]) { $1 })
         roles = ClientRoles(display: display, access: access, logger: logger)
+        // Capture exists only when the policy enables it outside sessions;
+        // while a session holds restrictions the global is hidden and every
+        // pending frame fails (at begin, and before each output commit).
+        if options.capture.enabledOutsideSessions {
+            screencopy = wlr_screencopy_manager_v1_create(display)
+        }
 
         listeners.on(&backend.pointee.events.new_output) { [unowned self] data in
             handleNewOutput(data!.assumingMemoryBound(to: wlr_output.self))
@@ -136,6 +146,7 @@ public final class Server {
             decorations.append(decoration)
         }
         emergencyBinding = try options.emergencyBinding.map(Self.resolve)
+        roles.sessionActive = { [unowned self] in restrictionsActive }
         input = Input(server: self)
         assessment = AssessmentService(server: self, policy: options.sessionPolicy, logger: logger)
     }
@@ -491,6 +502,7 @@ extension Server {
     /// focus stays on the session's windows. All or nothing.
     func applyRestrictions(_ set: RestrictionSet) -> RestrictionOutcome {
         restrictions = set
+        failCaptureFrames(on: nil)
         setUntrustedLayerVisible(!set.hideUntrustedWindows)
         for view in views.values {
             view.setShown(set.shows(view.owner))
@@ -514,6 +526,14 @@ extension Server {
         refocus()
         input.pointerFocusChanged()
         logger.info("restrictions reverted for \(id)")
+    }
+
+    /// While a session holds restrictions no capture frame completes: the
+    /// pending ones of `output` (nil: all) fail before anything is copied.
+    func failCaptureFrames(on output: UnsafeMutablePointer<wlr_output>?) {
+        guard restrictions != nil, let screencopy else { return }
+        let failed = WlrootsVersion.failCaptureFrames(screencopy, output: output)
+        if failed > 0 { logger.notice("failed \(failed) capture frame(s): a session holds restrictions") }
     }
 
     /// Empties the clipboard and the primary selection.

@@ -42,4 +42,12 @@ enum WlrootsVersion {
     static func guardPopupParents(_ display: OpaquePointer) {
         _ = carrel_install_popup_guard(display)
     }
+
+    /// Fails pending capture frames (of one output, or all): 0.15 offers no
+    /// call for it (see the shim). Returns how many failed.
+    @discardableResult
+    static func failCaptureFrames(_ manager: UnsafeMutablePointer<wlr_screencopy_manager_v1>,
+                                  output: UnsafeMutablePointer<wlr_output>?) -> Int {
+        Int(carrel_screencopy_fail_frames(manager, output))
+    }
 }

@@ -58,14 +58,30 @@ struct GlobalAccessTests {
         // The standard table is built from these lists into a dictionary; an
         // interface in two lists would silently take the last class.
         let all = GlobalAccess.desktopInterfaces + GlobalAccess.privilegedInterfaces
-            + GlobalAccess.assessmentInterfaces
+            + GlobalAccess.assessmentInterfaces + GlobalAccess.captureInterfaces
         #expect(Set(all).count == all.count)
         #expect(access.classes.count == all.count)
     }
 
-    @Test("No role is granted privileged globals in the standard table")
+    @Test("No role is granted privileged or capture globals in the standard table")
     func privilegedClassHasNoRoles() {
         #expect(access.rolesByClass[.privileged, default: []].isEmpty)
+        #expect(access.rolesByClass[.capture, default: []].isEmpty)
+    }
+
+    @Test("Capture goes to the policy's roles outside sessions, to nobody during one", arguments: Role.allCases)
+    func captureFollowsPolicyAndSession(role: Role) {
+        let screencopy = "zwlr_screencopy_manager_v1"
+        let enabled = access.applying(CapturePolicy(enabledOutsideSessions: true, roles: [.participant]))
+        #expect(enabled.decision(interface: screencopy, role: role).isVisible == (role == .participant))
+        #expect(enabled.decision(interface: screencopy, role: role, sessionActive: true).isVisible == false)
+        if role == .participant {
+            #expect(enabled.decision(interface: screencopy, role: role, sessionActive: true) == .hidden(.duringSession))
+        }
+        let disabled = access.applying(CapturePolicy(enabledOutsideSessions: false, roles: [.participant]))
+        #expect(disabled.decision(interface: screencopy, role: role) == .hidden(.notForRole))
+        // Export-dmabuf is never handed out, whatever the capture policy says.
+        #expect(enabled.decision(interface: "zwlr_export_dmabuf_manager_v1", role: role) == .hidden(.privileged))
     }
 
     @Test("A class missing from rolesByClass is hidden from every role", arguments: Role.allCases)

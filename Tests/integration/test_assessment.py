@@ -216,14 +216,14 @@ class World:
     """A running carrel with its app socket, and the clients a test starts."""
 
     def __init__(self, carrel_factory, procs, logdir, logs, tmp_path, python, protocols,
-                 backend="headless", env=None) -> None:
+                 backend="headless", env=None, args=()) -> None:
         self.procs, self.logdir, self.logs = procs, logdir, logs
         self.python, self.protocols = python, protocols
         record = tmp_path / "app-display"
         self.carrel = carrel_factory.start(
             app=["sh", "-c", 'printf "%s\\n" "$WAYLAND_DISPLAY" > "$0.tmp" && mv "$0.tmp" "$0" '
                              '&& exec sleep 300', str(record)],
-            backend=backend, env=env)
+            backend=backend, env=env, args=args)
         assert h.wait_until(record.exists, 10), f"carrel's app never ran\n{self.carrel.evidence()}"
         self.app_display = record.read_text().strip()
         assert self.app_display.startswith("/"), self.app_display

@@ -40,6 +40,7 @@
 #include <wlr/types/wlr_primary_selection.h>
 #include <wlr/types/wlr_primary_selection_v1.h>
 #include <wlr/types/wlr_scene.h>
+#include <wlr/types/wlr_screencopy_v1.h>
 #include <wlr/types/wlr_seat.h>
 #include <wlr/types/wlr_touch.h>
 #include <wlr/types/wlr_viewporter.h>
@@ -97,6 +98,13 @@ void carrel_resource_post_error(struct wl_resource *resource, uint32_t code, con
 /// cycle is never built and the client is disconnected. wlroots-version-specific:
 /// reads `wlr_xdg_surface` as 0.15 lays it out; 0.17 checks this itself.
 struct wl_protocol_logger *carrel_install_popup_guard(struct wl_display *display);
+
+/// Fails every pending screencopy frame (of `output`, or of every output when
+/// NULL): the client hears `failed` and no pixels are copied. wlroots 0.15 has
+/// no call for this; the shim runs the frame's own output-destroy handler,
+/// which sends `failed` and frees the frame (version-specific: reads
+/// `wlr_screencopy_manager_v1.frames`). Returns how many frames failed.
+int carrel_screencopy_fail_frames(struct wlr_screencopy_manager_v1 *manager, struct wlr_output *output);
 
 /// The generated wl_interface tables of carrel-assessment-v1 (const globals
 /// Swift cannot take a stable address of).

@@ -7,7 +7,7 @@
 /// ```swift
 /// let access = GlobalAccess.standard
 /// access.decision(interface: "xdg_wm_base", role: .untrusted)   // .visible
-/// access.decision(interface: "zwlr_screencopy_manager_v1", role: .app) // .hidden(.privileged)
+/// access.decision(interface: "zwlr_virtual_keyboard_manager_v1", role: .app) // .hidden(.privileged)
 /// ```
 public struct GlobalAccess: Sendable, Equatable {
     /// What a global is, for access purposes.
@@ -16,8 +16,12 @@ public struct GlobalAccess: Sendable, Equatable {
         case desktop
         /// Globals of our assessment protocol: only entitled roles.
         case assessment
-        /// Capture, injection, overlays, other clients' windows, display
-        /// control: never created unless an issue asks, never for untrusted.
+        /// Screen capture: created only when the policy enables it outside
+        /// sessions, for the roles it names, and hidden from everyone while
+        /// a session holds restrictions.
+        case capture
+        /// Injection, overlays, other clients' windows, display control:
+        /// never created unless an issue asks, never for untrusted.
         case privileged
     }
 
@@ -33,6 +37,8 @@ public struct GlobalAccess: Sendable, Equatable {
             case privileged
             /// No one classified this global: hidden by default.
             case unclassified
+            /// Capture, while a session holds restrictions.
+            case duringSession
         }
 
         public var isVisible: Bool { self == .visible }
@@ -48,10 +54,22 @@ public struct GlobalAccess: Sendable, Equatable {
         self.rolesByClass = rolesByClass
     }
 
-    public func decision(interface: String, role: Role) -> Decision {
+    /// Whether `role` may see (and so bind) the global `interface`;
+    /// `sessionActive`: whether a session holds restrictions right now.
+    public func decision(interface: String, role: Role, sessionActive: Bool = false) -> Decision {
         guard let cls = classes[interface] else { return .hidden(.unclassified) }
-        if rolesByClass[cls, default: []].contains(role) { return .visible }
-        return .hidden(cls == .privileged ? .privileged : .notForRole)
+        guard rolesByClass[cls, default: []].contains(role) else {
+            return .hidden(cls == .privileged ? .privileged : .notForRole)
+        }
+        return cls == .capture && sessionActive ? .hidden(.duringSession) : .visible
+    }
+
+    /// This table with capture given to the roles `policy` names, if it
+    /// enables capture outside sessions; otherwise to nobody.
+    public func applying(_ policy: CapturePolicy) -> GlobalAccess {
+        var roles = rolesByClass
+        roles[.capture] = policy.enabledOutsideSessions ? policy.roles : []
+        return GlobalAccess(classes: classes, rolesByClass: roles)
     }
 
     /// The interfaces a role sees, sorted; what `wayland-info` should list.
@@ -71,7 +89,7 @@ public struct GlobalAccess: Sendable, Equatable {
     /// Globals that must never reach an untrusted client (DESIGN §3). Listed
     /// so that, should one ever be created, it is hidden for a stated reason.
     public static let privilegedInterfaces: [String] = [
-        "zwlr_screencopy_manager_v1", "zwlr_export_dmabuf_manager_v1",
+        "zwlr_export_dmabuf_manager_v1",
         "zwlr_data_control_manager_v1", "zwp_virtual_keyboard_manager_v1",
         "zwlr_virtual_pointer_manager_v1", "zwlr_layer_shell_v1",
         "zwlr_foreign_toplevel_manager_v1", "zwlr_gamma_control_manager_v1",
@@ -80,6 +98,10 @@ public struct GlobalAccess: Sendable, Equatable {
         "zwp_input_method_manager_v2", "zwp_virtual_keyboard_v1",
         "ext_session_lock_manager_v1",
     ]
+
+    /// Capture globals Carrel can create when the policy enables capture
+    /// (wlroots' screencopy; export-dmabuf stays privileged and is never created).
+    public static let captureInterfaces: [String] = ["zwlr_screencopy_manager_v1"]
 
     /// Our assessment protocol's globals.
     public static let assessmentInterfaces: [String] = ["carrel_assessment_manager_v1"]
@@ -91,11 +113,13 @@ public struct GlobalAccess: Sendable, Equatable {
         for name in desktopInterfaces { classes[name] = .desktop }
         for name in privilegedInterfaces { classes[name] = .privileged }
         for name in assessmentInterfaces { classes[name] = .assessment }
+        for name in captureInterfaces { classes[name] = .capture }
         return GlobalAccess(
             classes: classes,
             rolesByClass: [
                 .desktop: Set(Role.allCases),
                 .assessment: [.app],
+                .capture: [],
                 .privileged: [],
             ]
         )
