@@ -1,9 +1,12 @@
-"""Several exam clients race begin / end / update / destroy / disconnect /
+"""Twenty exam clients race begin / end / update / destroy / disconnect /
 kill -9 against one carrel (debug build: assertions and the per-frame scene
-audit are on). Seeded: a failing seed is printed and replays the same
+audit are on): sixteen pywayland clients driven by a seeded random script, and
+four AssessmentKit clients (carrel-demo-exam --auto, relaunched whenever they
+finish). Seeded: a failing seed is printed and replays the same pywayland
 command sequence. Afterwards: every begin a surviving client sent was answered
-exactly once, nothing followed a terminal event, the lock is free, and a new
-client can begin and end."""
+exactly once, nothing followed a terminal event, every AssessmentKit run ended
+with 0 (began and ended) or 1 (its begin failed, e.g. already_active), the lock
+is free, and a new client can begin and end."""
 
 from __future__ import annotations
 
@@ -18,7 +21,8 @@ import pytest
 import carrel_harness as h
 from test_assessment import World, client_python, pywayland_protocols, world  # noqa: F401  (fixtures)
 
-CLIENTS = 5
+CLIENTS = 16
+KIT_CLIENTS = 4
 STEPS = int(os.environ.get("CARREL_RACE_STEPS", "600"))
 SEEDS = [1, 2, int(os.environ.get("CARREL_RACE_SEED", str(int(time.time()) % 100000)))]
 
@@ -85,6 +89,34 @@ def start_client(w: World, name: str, wait_mapped: bool = True) -> Model:
     return Model(d)
 
 
+class KitRacer:
+    """carrel-demo-exam --auto (AssessmentKit) in a loop: relaunched each time it exits."""
+
+    def __init__(self, w: World, index: int, demo) -> None:
+        self.w, self.index, self.demo = w, index, demo
+        self.runs: list[tuple[int, str]] = []  # (status, log tail)
+        self.proc = None
+        self.log = None
+        self.start()
+
+    def start(self) -> None:
+        self.log = self.w.logdir / f"kit{self.index}-{len(self.runs)}.log"
+        with open(self.log, "wb") as out:
+            self.proc = self.w.procs.spawn(f"kit{self.index}", [str(self.demo), "--auto", "--hold", "0.2"],
+                                           env=self.w.env("app"), stdout=out, stderr=out)
+
+    def poll(self) -> None:
+        status = self.proc.poll()
+        if status is not None:
+            self.runs.append((status, self.log.read_text(errors="replace")[-400:]))
+            self.start()
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=5)
+
+
 def unanswered_begins(d) -> list[str]:
     transcript = d.transcript_path.read_text(errors="replace")
     sent = re.findall(r"^> begin (\S+) ", transcript, re.M)
@@ -123,10 +155,15 @@ def check_answers(model: Model, seed: int) -> None:
 @pytest.mark.parametrize("seed", SEEDS)
 def test_racing_clients_never_break_the_one_session_rule(world, seed):
     print(f"race seed {seed} (replay: CARREL_RACE_SEED={seed})")
+    from test_demo_exam import demo_bin
+
     rng = random.Random(seed)
     w = world
     models = [start_client(w, f"racer{i}") for i in range(CLIENTS)]
+    kits = [KitRacer(w, i, demo_bin()) for i in range(KIT_CLIENTS)]
     for _ in range(STEPS):
+        for kit in kits:
+            kit.poll()
         i = rng.randrange(CLIENTS)
         model = models[i]
         if model.driver.proc.poll() is not None or rng.random() < 0.015:
@@ -159,6 +196,14 @@ def test_racing_clients_never_break_the_one_session_rule(world, seed):
     for model in models:
         if model.driver.proc.poll() is None:
             model.driver.send("exit")
+    for kit in kits:
+        kit.stop()
+        bad = [(status, tail) for status, tail in kit.runs if status not in (0, 1)]
+        assert not bad, f"seed {seed}: an AssessmentKit client ended badly: {bad[:2]}"
+    runs = [status for kit in kits for status, _ in kit.runs]
+    print(f"seed {seed}: {STEPS} pywayland steps; AssessmentKit runs: {len(runs)} "
+          f"({runs.count(0)} began and ended, {runs.count(1)} refused)")
+    assert runs, f"seed {seed}: no AssessmentKit run finished"
     w.alive()
     # The lock is free once they are gone: a new exam begins and ends.
     last = w.client("after")
