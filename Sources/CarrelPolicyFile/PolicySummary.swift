@@ -14,7 +14,7 @@ extension Policy {
             "sessions by \(roles.isEmpty ? "nobody" : roles.joined(separator: ", "))",
             "time limit \(session.effectiveDefaultTimeLimit / 60) min by default, \(session.effectiveMaximumTimeLimit / 60) min at most",
             participantIDs.isEmpty ? "no participants" : "participants \(participantIDs.joined(separator: ", "))",
-            inputMethod == nil ? "no input method" : "input method \(inputMethod!.command[0])",
+            inputMethod.map { "input method \($0.command.first ?? "")" } ?? "no input method",
             capture,
             emergencyBinding.map { "emergency binding \($0)" } ?? "no emergency binding",
             outputs.allowHotplugDuringSession ? "hot-plug tolerated" : "hot-plug interrupts",

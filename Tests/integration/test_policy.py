@@ -194,3 +194,95 @@ def test_maximum_time_limit_refuses_a_longer_configuration(carrel, procs, logdir
     a.send("end t")
     a.expect("session t ended")
     world.alive()
+
+
+# ---------------------------------------------------------------------------
+# carrel hash-passcode
+
+
+def verify_with_hashlib(line: str, passcode: str) -> bool:
+    """Checks carrel's hash line with Python's own PBKDF2, an independent implementation."""
+    import base64
+    import hashlib
+    import hmac
+
+    scheme, iterations, salt, derived = line.split("$")
+    assert scheme == "pbkdf2-sha256", line
+    assert int(iterations) >= 200_000, f"too few iterations: {line}"
+    assert len(base64.b64decode(salt)) >= 16, f"salt too short: {line}"
+    ours = hashlib.pbkdf2_hmac("sha256", passcode.encode(), base64.b64decode(salt), int(iterations))
+    return hmac.compare_digest(ours, base64.b64decode(derived))
+
+
+def test_hash_passcode_prints_a_line_python_verifies_and_the_policy_accepts(carrel_bin, tmp_path):
+    import subprocess
+
+    r = subprocess.run([str(carrel_bin), "hash-passcode"], input="correct horse\n", env=h.clean_env(),
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    line = r.stdout.strip()
+    assert re.fullmatch(r"pbkdf2-sha256\$\d+\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+", line), r.stdout
+    assert "correct horse" not in r.stdout + r.stderr, "the passcode was echoed"
+    assert verify_with_hashlib(line, "correct horse")
+    assert not verify_with_hashlib(line, "correct horsE")
+    path = write(tmp_path, "ga.toml", f'[guided_access]\npasscode_hash = "{line}"\nunlock_keys = "Ctrl+Alt+Shift+U"\n')
+    checked = h.run_carrel_cli(["check-policy", str(path)])
+    assert checked.returncode == 0 and "Guided Access on" in checked.stdout, checked.stdout + checked.stderr
+
+
+@pytest.mark.parametrize("stdin, complaint", [("123\n", "at least 4 characters"),
+                                              ("", "at least 4 characters"),
+                                              ("first\nsecond\n", "more than one line")])
+def test_hash_passcode_refuses_bad_input(carrel_bin, stdin, complaint):
+    import subprocess
+
+    r = subprocess.run([str(carrel_bin), "hash-passcode"], input=stdin, env=h.clean_env(),
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2, f"exit {r.returncode}: {r.stdout!r} {r.stderr!r}"
+    assert r.stdout == "", f"printed a hash for bad input: {r.stdout!r}"
+    assert complaint in r.stderr, r.stderr
+
+
+def test_hash_passcode_on_a_terminal_asks_twice_without_echo(carrel_bin):
+    import pty
+    import select
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execve(str(carrel_bin), [str(carrel_bin), "hash-passcode"], h.clean_env())
+    seen = b""
+
+    def read_until(pattern: bytes, timeout: float = 15.0) -> None:
+        nonlocal seen
+        deadline = time.monotonic() + timeout
+        while pattern not in seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if ready:
+                try:
+                    seen += os.read(fd, 4096)
+                except OSError:
+                    break
+        assert pattern in seen, f"no {pattern!r} on the terminal; saw {seen!r}"
+
+    try:
+        read_until(b"Passcode: ")
+        os.write(fd, b"secret-4711\n")
+        read_until(b"Again: ")
+        os.write(fd, b"secret-4711\n")
+        read_until(b"pbkdf2-sha256$")
+        read_until(b"=\r\n")
+    finally:
+        # Bounded: a child still waiting for input is killed, not waited on forever.
+        deadline = time.monotonic() + 10
+        while (waited := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if waited[0] == 0:
+            os.kill(pid, 9)
+            waited = os.waitpid(pid, 0)
+        status = waited[1]
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0, seen
+    assert b"secret-4711" not in seen, f"the passcode was echoed on the terminal: {seen!r}"
+    line = re.search(rb"pbkdf2-sha256\$\S+", seen).group(0).decode()
+    assert verify_with_hashlib(line, "secret-4711")
