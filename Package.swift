@@ -36,6 +36,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: linkOnly + [
         // wayland-scanner's interface tables, shared by server and clients.
@@ -65,10 +67,22 @@ let package = Package(
             dependencies: ["CarrelCore", "CarrelShim", .product(name: "Logging", package: "swift-log")],
             swiftSettings: cSideSettings
         ),
+        // Guided Access passcodes as salted slow hashes (swift-crypto).
+        .target(
+            name: "CarrelPasscode",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "_CryptoExtras", package: "swift-crypto")]
+        ),
+        // The policy file: TOML text → a validated `Policy` or every problem
+        // with its line. Pure like CarrelCore; the CLI reads the file.
+        .target(
+            name: "CarrelPolicyFile",
+            dependencies: ["CarrelCore", "CarrelPasscode", .product(name: "TOMLKit", package: "TOMLKit")]
+        ),
         .executableTarget(
             name: "carrel",
             dependencies: [
-                "CarrelCompositor", "CarrelCore",
+                "CarrelCompositor", "CarrelCore", "CarrelPolicyFile", "CarrelPasscode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -85,6 +99,7 @@ let package = Package(
         // Red-team client (issue 4): tries each attack and prints a JSON verdict.
         .executableTarget(name: "carrel-probe", dependencies: ["CarrelClientShim"], swiftSettings: cSideSettings),
         .testTarget(name: "CarrelCoreTests", dependencies: ["CarrelCore"]),
+        .testTarget(name: "CarrelPolicyFileTests", dependencies: ["CarrelPolicyFile", "CarrelPasscode", "CarrelCore"]),
         // The client library for exam apps, the demo exam's pure logic, and the demo.
         .target(name: "AssessmentKit", dependencies: ["CarrelClientShim"], swiftSettings: cSideSettings),
         .target(name: "DemoExamLogic", dependencies: ["AssessmentKit"]),

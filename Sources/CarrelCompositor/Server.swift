@@ -15,21 +15,23 @@ public struct CompositorOptions {
     /// Size of outputs that have no modes of their own (a window on X11 or
     /// Wayland, headless outputs).
     public var windowSize: Size
-    /// Who may lock, time limits, participants, the bounded wait for `began`.
-    public var sessionPolicy: SessionPolicy
-    /// The policy's emergency binding, if any (off by default).
-    public var emergencyBinding: KeyCombination? = nil
-    /// Screen capture outside sessions (off by default; never during one).
-    public var capture: CapturePolicy = CapturePolicy()
+    /// The administrator's policy, validated (`--policy`).
+    public var policy: Policy
+    /// Who may lock, time limits, participants, the bounded wait for `began`:
+    /// the policy's `session`.
+    public var sessionPolicy: SessionPolicy {
+        get { policy.session }
+        set { policy.session = newValue }
+    }
 
     public init(app: [String], readyFD: Int32?, access: GlobalAccess = .standard, logLevel: Logger.Level = .info,
-                windowSize: Size = Size(width: 1280, height: 720), sessionPolicy: SessionPolicy = SessionPolicy()) {
+                windowSize: Size = Size(width: 1280, height: 720), policy: Policy = .builtIn) {
         self.app = app
         self.readyFD = readyFD
         self.access = access
         self.logLevel = logLevel
         self.windowSize = windowSize
-        self.sessionPolicy = sessionPolicy
+        self.policy = policy
     }
 }
 
@@ -124,14 +126,14 @@ public final class Server {
         let decorationManager = wlr_xdg_decoration_manager_v1_create(display)!
 
         // The assessment global goes exactly to the roles the policy entitles.
-        var access = options.access.applying(options.capture)
+        var access = options.access.applying(options.policy.capture)
         access = GlobalAccess(classes: access.classes,
                               rolesByClass: access.rolesByClass.merging([.assessment: options.sessionPolicy.entitledRoles]) { $1 })
         roles = ClientRoles(display: display, access: access, logger: logger)
         // Capture exists only when the policy enables it outside sessions;
         // while a session holds restrictions the global is hidden and every
         // pending frame fails (at begin, and before each output commit).
-        if options.capture.enabledOutsideSessions {
+        if options.policy.capture.enabledOutsideSessions {
             screencopy = wlr_screencopy_manager_v1_create(display)
         }
 
@@ -145,7 +147,7 @@ public final class Server {
             let decoration = Decoration(data!.assumingMemoryBound(to: wlr_xdg_toplevel_decoration_v1.self), server: self)
             decorations.append(decoration)
         }
-        emergencyBinding = try options.emergencyBinding.map(Self.resolve)
+        emergencyBinding = try options.policy.emergencyBinding.map(Self.resolve)
         roles.sessionActive = { [unowned self] in restrictionsActive }
         input = Input(server: self)
         assessment = AssessmentService(server: self, policy: options.sessionPolicy, logger: logger)

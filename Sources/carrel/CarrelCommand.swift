@@ -1,6 +1,7 @@
 import ArgumentParser
 import CarrelCompositor
 import CarrelCore
+import CarrelPolicyFile
 import Glibc
 import Logging
 
@@ -11,6 +12,11 @@ struct CarrelCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "carrel",
         abstract: "A Wayland compositor for exam sessions: shows one exam app and nothing else.",
+        usage: """
+        carrel [--policy <path>] [<options>] [-- <app> [<args> ...]]
+        carrel check-policy <file>
+        carrel hash-passcode < passcode-file
+        """,
         discussion: """
         Starts APP with WAYLAND_DISPLAY set to a private app socket and exits \
         with APP's exit status (128+N if a signal N killed it). Other clients \
@@ -18,9 +24,17 @@ struct CarrelCommand: ParsableCommand {
         runs alone until SIGTERM or SIGINT.
 
         Headless: WLR_BACKENDS=headless WLR_RENDERER=pixman carrel -- APP
+
+        The policy (--policy) is validated as a whole before anything starts: \
+        an invalid one stops Carrel with exit status 2 and every problem, one \
+        per line.
         """,
-        version: version
+        version: version,
+        subcommands: [CheckPolicyCommand.self, HashPasscodeCommand.self]
     )
+
+    @Option(name: .long, help: ArgumentHelp("The policy file. Without this option: \(PolicyFile.defaultPath) if it exists, else the built-in, most restrictive policy.", valueName: "path"))
+    var policy: String?
 
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")
     var logLevel: LogLevel = .info
@@ -47,10 +61,6 @@ struct CarrelCommand: ParsableCommand {
     }
 
     func run() throws {
-        if let role = printGlobals {
-            for name in GlobalAccess.standard.visibleInterfaces(for: role.role) { print(name) }
-            return
-        }
         let level = verbose ? .debug : logLevel.level
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -58,7 +68,29 @@ struct CarrelCommand: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "carrel")
-        let options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level, windowSize: windowSize.size)
+        // Before anything starts: a policy that is not valid as a whole stops Carrel.
+        let loaded: (policy: Policy, path: String?)
+        do {
+            loaded = try PolicyLoading.load(path: policy)
+        } catch {
+            PolicyLoading.report(error)
+            throw ExitCode(2)
+        }
+        if let path = loaded.path {
+            logger.info("policy \(path): \(loaded.policy.summary)")
+        } else {
+            logger.info("no policy file at \(PolicyFile.defaultPath): running under the built-in policy: \(loaded.policy.summary)")
+        }
+        if let role = printGlobals {
+            // The assessment global goes to the roles the policy entitles, as in Server.
+            let standard = GlobalAccess.standard
+            let access = GlobalAccess(classes: standard.classes, rolesByClass: standard.rolesByClass.merging(
+                [.assessment: loaded.policy.session.entitledRoles]) { $1 })
+            for name in access.visibleInterfaces(for: role.role) { print(name) }
+            return
+        }
+        let options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level, windowSize: windowSize.size,
+                                        policy: loaded.policy)
         let server: Server
         do {
             server = try Server(options: options, logger: logger)

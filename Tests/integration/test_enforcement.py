@@ -322,3 +322,45 @@ def test_second_output_shows_only_the_curtain_during_a_session(carrel, procs, lo
     (artifacts_dir / "curtain-after.png").write_bytes(after.to_png())
     assert attacker[0].poll() is None, "the attacker died"
     w.alive()
+
+
+def test_capture_enabled_by_policy_works_outside_sessions_and_fails_during(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols):
+    """An administrator enables capture outside sessions for the app role: grim (app role)
+    captures before and after a session, not during it (the global is hidden, so new
+    captures fail), an untrusted grim never; wf-recorder, bound before the session, has
+    its frames fail from begin on ("Failed to copy frame") and carrel logs them."""
+    from test_assessment import World
+
+    h.require_tool("grim")
+    h.require_tool("wf-recorder")
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[capture]\nenabled_outside_sessions = true\nroles = ["app"]\n')
+    w = World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+              args=["--policy", str(policy)])
+
+    def grim(role, name):
+        shot = tmp_path / f"{name}.png"
+        status, _, err = w.run_tool("grim", ["grim", str(shot)], role=role)
+        return status, shot.exists(), err
+
+    assert grim("app", "before")[:2] == (0, True), grim("app", "before-again")
+    status, wrote, err = grim("untrusted", "untrusted")
+    assert status not in (0, None) and not wrote, f"untrusted grim captured: {err}"
+    rec_log = tmp_path / "wf-recorder.log"
+    logs.append(("wf-recorder", rec_log))
+    with open(rec_log, "wb") as out:
+        recorder = procs.spawn("wf-recorder", ["wf-recorder", "-c", "rawvideo", "-m", "nut", "-f",
+                                               str(tmp_path / "rec.nut")],
+                               env=w.env("app"), stdout=out, stderr=subprocess.STDOUT)
+    assert h.wait_until(lambda: (tmp_path / "rec.nut").exists(), 10), rec_log.read_text()
+    exam = begin_exam(w)
+    assert h.wait_until(lambda: "Failed to copy frame" in rec_log.read_text(errors="replace"), 10), \
+        f"wf-recorder's frames did not fail during the session:\n{rec_log.read_text()[-1000:]}"
+    status, wrote, err = grim("app", "during")
+    assert status not in (0, None) and not wrote, f"grim captured during the session: {err}"
+    assert "capture frame" in w.carrel.stderr_path.read_text(), "carrel did not log failed frames"
+    end_exam(exam)
+    assert grim("app", "after")[:2] == (0, True), "capture did not come back after ended"
+    assert recorder.poll() is None, "wf-recorder died"
+    w.alive()

@@ -1,0 +1,377 @@
+import CarrelCore
+import CarrelPasscode
+import TOMLKit
+
+/// Walks a parsed policy table key by key, building the `Policy` and
+/// collecting a problem for every key that is wrong, unknown or missing, so
+/// one run of `carrel check-policy` shows them all.
+struct PolicyReader {
+    let file: String
+    let lines: SourceLines
+    private(set) var problems: [PolicyProblem] = []
+
+    init(file: String, lines: SourceLines) {
+        self.file = file
+        self.lines = lines
+    }
+
+    static let tables = ["assessment", "participants", "input_method", "capture", "emergency", "outputs",
+                         "kiosk", "app_lock", "guided_access", "control"]
+    static let minutes = 1...1440
+    static let participantIDLength = 1...32
+
+    mutating func read(_ root: TOMLTable) -> Policy {
+        var policy = Policy.builtIn
+        for key in root.keys where !Self.tables.contains(key) {
+            problem([key], "unknown table; a policy has only \(Self.tables.map { "[\($0)]" }.joined(separator: ", "))")
+        }
+        if let t = section(root, ["assessment"], keys: ["roles", "default_time_limit_minutes", "maximum_time_limit_minutes"]) {
+            readAssessment(t, into: &policy.session)
+        }
+        readParticipants(root, into: &policy)
+        if let t = section(root, ["input_method"], keys: ["command"]), let command = command(t, ["input_method", "command"]) {
+            policy.inputMethod = InputMethodPolicy(command: command)
+        }
+        if let t = section(root, ["capture"], keys: ["enabled_outside_sessions", "roles"]) {
+            readCapture(t, into: &policy.capture)
+        }
+        if let t = section(root, ["emergency"], keys: ["binding"]) {
+            policy.emergencyBinding = keyCombination(t, ["emergency", "binding"])
+        }
+        if let t = section(root, ["outputs"], keys: ["allow_hotplug_during_session", "curtain_colour"]) {
+            readOutputs(t, into: &policy.outputs)
+        }
+        if let t = section(root, ["kiosk"], keys: ["enabled", "maximum_relaunches", "initial_backoff_ms", "maximum_backoff_ms"]) {
+            readKiosk(t, into: &policy.kiosk)
+        }
+        if let t = section(root, ["app_lock"], keys: ["allowed_executables", "require_confirmation", "banner_seconds"]) {
+            readAppLock(t, into: &policy.appLock)
+        }
+        if let t = section(root, ["guided_access"], keys: ["passcode_hash", "unlock_keys"]) {
+            readGuidedAccess(t, emergency: policy.emergencyBinding, into: &policy.guidedAccess)
+        }
+        if let t = section(root, ["control"], keys: ["socket", "group"]) {
+            readControl(t, into: &policy.control)
+        }
+        return policy
+    }
+
+    // MARK: - Tables
+
+    private mutating func readAssessment(_ t: TOMLTable, into session: inout SessionPolicy) {
+        let path = ["assessment"]
+        if let roles = roles(t, path + ["roles"], allowed: [.app, .participant],
+                             untrustedReason: "untrusted clients may never begin sessions: any program that reaches the public socket is untrusted") {
+            session.entitledRoles = roles
+        }
+        let fallback = Int(SessionPolicy.fallbackMaximumTimeLimit / 60)
+        let maximum = integer(t, path + ["maximum_time_limit_minutes"], in: Self.minutes)
+        let `default` = integer(t, path + ["default_time_limit_minutes"], in: Self.minutes)
+        if let maximum { session.maximumTimeLimit = UInt32(maximum * 60) }
+        if let `default` {
+            let maximumGiven = t["maximum_time_limit_minutes"] != nil
+            if maximumGiven && maximum == nil { return }  // already reported
+            let bound = maximum ?? fallback
+            if `default` > bound {
+                problem(path + ["default_time_limit_minutes"],
+                        "must not exceed maximum_time_limit_minutes (\(bound)\(maximumGiven ? "" : " by default")), got \(`default`)")
+            } else {
+                session.defaultTimeLimit = UInt32(`default` * 60)
+            }
+        }
+    }
+
+    private mutating func readParticipants(_ root: TOMLTable, into policy: inout Policy) {
+        guard let t = section(root, ["participants"], keys: nil) else { return }
+        for id in t.keys {
+            let path = ["participants", id]
+            guard Self.isParticipantID(id) else {
+                problem(path, "a participant id must be 1 to 32 characters of a-z, 0-9, _ and -, got \(Self.quoted(id))")
+                continue
+            }
+            guard let p = section(t, path, keys: ["command", "network"]) else { continue }
+            let command = command(p, path + ["command"])
+            let network = bool(p, path + ["network"])
+            if let command {
+                policy.participants[id] = ParticipantPolicy(command: command, network: network ?? false)
+                policy.session.knownParticipants.insert(id)
+            }
+        }
+    }
+
+    private mutating func readCapture(_ t: TOMLTable, into capture: inout CapturePolicy) {
+        let path = ["capture"]
+        let enabled = bool(t, path + ["enabled_outside_sessions"])
+        let roles = roles(t, path + ["roles"], allowed: [.app, .participant],
+                          untrustedReason: "capture never reaches untrusted clients")
+        guard let enabled = enabled ?? (t["enabled_outside_sessions"] == nil ? false : nil),
+              let roles = roles ?? (t["roles"] == nil ? [] : nil) else { return }
+        if enabled && roles.isEmpty {
+            problem(path + [t["roles"] == nil ? "enabled_outside_sessions" : "roles"],
+                    "enabled_outside_sessions = true needs roles naming who may capture (app, participant)")
+        } else if !enabled && !roles.isEmpty {
+            problem(path + ["roles"],
+                    "names roles but enabled_outside_sessions is false; set it to true, or remove roles")
+        } else {
+            capture = CapturePolicy(enabledOutsideSessions: enabled, roles: roles)
+        }
+    }
+
+    private mutating func readOutputs(_ t: TOMLTable, into outputs: inout OutputPolicy) {
+        let path = ["outputs"]
+        if let allow = bool(t, path + ["allow_hotplug_during_session"]) { outputs.allowHotplugDuringSession = allow }
+        if let text = string(t, path + ["curtain_colour"], expected: "a colour \"#RRGGBB\"") {
+            let hex = text.dropFirst()
+            if text.hasPrefix("#"), hex.count == 6, hex.allSatisfy(\.isHexDigit), let value = UInt32(hex, radix: 16) {
+                outputs.curtainColour = value
+            } else {
+                problem(path + ["curtain_colour"], "must be a colour \"#RRGGBB\" (# and six hex digits), got \(Self.quoted(text))")
+            }
+        }
+    }
+
+    private mutating func readKiosk(_ t: TOMLTable, into kiosk: inout KioskPolicy) {
+        let path = ["kiosk"]
+        if let enabled = bool(t, path + ["enabled"]) { kiosk.enabled = enabled }
+        if let count = integer(t, path + ["maximum_relaunches"], in: 0...100) { kiosk.maximumRelaunches = count }
+        let initial = integer(t, path + ["initial_backoff_ms"], in: 10...60_000)
+        let maximum = integer(t, path + ["maximum_backoff_ms"], in: 10...600_000)
+        let initialGiven = t["initial_backoff_ms"] != nil, maximumGiven = t["maximum_backoff_ms"] != nil
+        if (initialGiven && initial == nil) || (maximumGiven && maximum == nil) { return }  // already reported
+        let initialMS = initial ?? Int(kiosk.initialBackoff / .milliseconds(1))
+        let maximumMS = maximum ?? Int(kiosk.maximumBackoff / .milliseconds(1))
+        if maximumMS < initialMS {
+            if maximumGiven {
+                problem(path + ["maximum_backoff_ms"], "must be at least initial_backoff_ms (\(initialMS)), got \(maximumMS)")
+            } else {
+                problem(path + ["initial_backoff_ms"], "must not exceed maximum_backoff_ms (\(maximumMS) by default), got \(initialMS)")
+            }
+            return
+        }
+        kiosk.initialBackoff = .milliseconds(initialMS)
+        kiosk.maximumBackoff = .milliseconds(maximumMS)
+    }
+
+    private mutating func readAppLock(_ t: TOMLTable, into appLock: inout AppLockPolicy) {
+        let path = ["app_lock"]
+        if let paths = strings(t, path + ["allowed_executables"], expected: "absolute paths of executables, e.g. [\"/usr/bin/exam-browser\"]") {
+            var valid = true
+            for (index, item) in paths.enumerated() where !item.hasPrefix("/") || item.contains(where: { $0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } == true }) {
+                problem(path + ["allowed_executables"], "item \(index + 1) must be an absolute path of an executable (matched against the connecting process's /proc/PID/exe), got \(Self.quoted(item))")
+                valid = false
+            }
+            if valid { appLock.allowedExecutables = Set(paths) }
+        }
+        if let confirm = bool(t, path + ["require_confirmation"]) { appLock.requireConfirmation = confirm }
+        if let seconds = integer(t, path + ["banner_seconds"], in: 0...30) { appLock.bannerDuration = .seconds(seconds) }
+    }
+
+    private mutating func readGuidedAccess(_ t: TOMLTable, emergency: KeyCombination?, into guided: inout GuidedAccessPolicy) {
+        let path = ["guided_access"]
+        if let line = string(t, path + ["passcode_hash"], expected: "the line `carrel hash-passcode` prints") {
+            do throws(PasscodeHash.FormatError) {
+                _ = try PasscodeHash(parsing: line)
+                guided.passcodeHash = line
+            } catch {
+                problem(path + ["passcode_hash"], error.description)
+            }
+        }
+        guard let keys = keyCombination(t, path + ["unlock_keys"]) else { return }
+        if t["passcode_hash"] == nil {
+            problem(path + ["unlock_keys"], "needs passcode_hash: without a passcode Guided Access is off and there is nothing to unlock")
+        } else if keys == emergency {
+            problem(path + ["unlock_keys"], "is the same combination as emergency.binding (\(keys)); choose another")
+        } else {
+            guided.unlockKeys = keys
+        }
+    }
+
+    private mutating func readControl(_ t: TOMLTable, into control: inout ControlPolicy) {
+        let path = ["control"]
+        if let socket = string(t, path + ["socket"], expected: "an absolute path") {
+            if !socket.hasPrefix("/") || socket.hasSuffix("/") {
+                problem(path + ["socket"], "must be an absolute path to a socket file, e.g. \"\(ControlPolicy.defaultSocketPath)\", got \(Self.quoted(socket))")
+            } else if socket.utf8.count > 107 {
+                problem(path + ["socket"], "must be at most 107 bytes long (the limit of a Unix socket address), got \(socket.utf8.count)")
+            } else {
+                control.socketPath = socket
+            }
+        }
+        if let group = string(t, path + ["group"], expected: "a group name") {
+            if Self.isGroupName(group) {
+                control.group = group
+            } else {
+                problem(path + ["group"], "must be a group name (1 to 32 of a-z, 0-9, _ and -, not starting with a digit or -), got \(Self.quoted(group))")
+            }
+        }
+    }
+
+    // MARK: - Values
+
+    /// The table at `path` in `parent`, if the file has one; a problem if it is
+    /// not a table, and one for every key not in `keys` (nil: any key).
+    private mutating func section(_ parent: TOMLTable, _ path: [String], keys: [String]?) -> TOMLTable? {
+        guard let value = parent[path.last!] else { return nil }
+        guard value.type == .table, let table = value.table else {
+            problem(path, "must be a table ([\(Self.dotted(path))]), got \(Self.describe(value))")
+            return nil
+        }
+        if let keys {
+            for key in table.keys where !keys.contains(key) {
+                problem(path + [key], "unknown key; [\(Self.dotted(path))] may hold \(keys.joined(separator: ", "))")
+            }
+        }
+        return table
+    }
+
+    private mutating func bool(_ t: TOMLTable, _ path: [String]) -> Bool? {
+        guard let value = t[path.last!] else { return nil }
+        guard value.type == .bool, let bool = value.bool else {
+            problem(path, "must be true or false, got \(Self.describe(value))")
+            return nil
+        }
+        return bool
+    }
+
+    private mutating func integer(_ t: TOMLTable, _ path: [String], in range: ClosedRange<Int>) -> Int? {
+        guard let value = t[path.last!] else { return nil }
+        guard value.type == .int, let int = value.int, range.contains(int) else {
+            problem(path, "must be an integer from \(range.lowerBound) to \(range.upperBound), got \(Self.describe(value))")
+            return nil
+        }
+        return int
+    }
+
+    private mutating func string(_ t: TOMLTable, _ path: [String], expected: String) -> String? {
+        guard let value = t[path.last!] else { return nil }
+        guard value.type == .string, let string = value.string else {
+            problem(path, "must be a string (\(expected)), got \(Self.describe(value))")
+            return nil
+        }
+        return string
+    }
+
+    private mutating func strings(_ t: TOMLTable, _ path: [String], expected: String) -> [String]? {
+        guard let value = t[path.last!] else { return nil }
+        guard value.type == .array, let array = value.array else {
+            problem(path, "must be an array of strings (\(expected)), got \(Self.describe(value))")
+            return nil
+        }
+        var strings: [String] = []
+        for (index, item) in array.enumerated() {
+            guard item.type == .string, let string = item.string else {
+                problem(path, "item \(index + 1) must be a string (\(expected)), got \(Self.describe(item))")
+                return nil
+            }
+            strings.append(string)
+        }
+        return strings
+    }
+
+    /// Roles named as strings; `untrusted` is refused for `untrustedReason`.
+    private mutating func roles(_ t: TOMLTable, _ path: [String], allowed: [Role], untrustedReason: String) -> Set<Role>? {
+        let names = allowed.map(\.rawValue).joined(separator: ", ")
+        guard let list = strings(t, path, expected: "roles: \(names)") else { return nil }
+        var roles: Set<Role> = []
+        var valid = true
+        for name in list {
+            if let role = Role(rawValue: name), allowed.contains(role) {
+                roles.insert(role)
+            } else if name == Role.untrusted.rawValue {
+                problem(path, "\"untrusted\" is not allowed: \(untrustedReason); allowed: \(names)")
+                valid = false
+            } else {
+                problem(path, "unknown role \(Self.quoted(name)); allowed: \(names)")
+                valid = false
+            }
+        }
+        return valid ? roles : nil
+    }
+
+    /// A command to launch: required, program first, as an absolute path.
+    private mutating func command(_ t: TOMLTable, _ path: [String]) -> [String]? {
+        let shape = "the program's absolute path, then its arguments, e.g. [\"/usr/bin/galculator\"]"
+        guard t[path.last!] != nil else {
+            problem(path, "is required: \(shape)")
+            return nil
+        }
+        guard let argv = strings(t, path, expected: shape) else { return nil }
+        guard let program = argv.first else {
+            problem(path, "must not be empty: \(shape)")
+            return nil
+        }
+        guard program.hasPrefix("/") else {
+            problem(path, "the program must be an absolute path (Carrel does not search PATH), got \(Self.quoted(program))")
+            return nil
+        }
+        return argv
+    }
+
+    private mutating func keyCombination(_ t: TOMLTable, _ path: [String]) -> KeyCombination? {
+        guard let text = string(t, path, expected: "a key combination such as \"Ctrl+Alt+Shift+Escape\"") else { return nil }
+        do throws(KeyCombination.ParseError) {
+            return try KeyCombination(parsing: text)
+        } catch {
+            problem(path, "\(error); got \(Self.quoted(text))")
+            return nil
+        }
+    }
+
+    // MARK: - Reporting
+
+    private mutating func problem(_ path: [String], _ message: String) {
+        problems.append(PolicyProblem(file: file, line: lines.line(of: path), key: Self.dotted(path), message: message))
+    }
+
+    /// `kiosk.maximum_relaunches`; a part that is not a bare key is quoted.
+    static func dotted(_ path: [String]) -> String {
+        path.map { isBareKey($0) ? $0 : quoted($0) }.joined(separator: ".")
+    }
+
+    static func isBareKey(_ key: String) -> Bool {
+        !key.isEmpty && key.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
+    }
+
+    static func isParticipantID(_ id: String) -> Bool {
+        participantIDLength.contains(id.count)
+            && id.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_" || $0 == "-") }
+    }
+
+    /// The names `useradd` accepts on Debian by default.
+    static func isGroupName(_ name: String) -> Bool {
+        var body = Substring(name)
+        if body.hasSuffix("$") { body = body.dropLast() }
+        guard let first = body.first, (1...32).contains(name.count),
+              first.isASCII, first.isLowercase || first == "_" else { return false }
+        return body.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_" || $0 == "-") }
+    }
+
+    /// A value as the message quotes it: strings in quotes, numbers and
+    /// booleans as written, other kinds by name.
+    static func describe(_ value: TOMLValueConvertible) -> String {
+        switch value.type {
+        case .string: quoted(value.string ?? "")
+        case .int: value.int.map(String.init) ?? "an integer"
+        case .double: value.double.map { "\($0)" } ?? "a number"
+        case .bool: value.bool.map { "\($0)" } ?? "a boolean"
+        case .array: "an array"
+        case .table: "a table"
+        case .date, .time, .dateTime: "a \(value.type)"
+        }
+    }
+
+    /// `text` in double quotes, escaped, shortened past 60 characters.
+    static func quoted(_ text: String) -> String {
+        var shown = ""
+        for c in text.prefix(60) {
+            switch c {
+            case "\"": shown += "\\\""
+            case "\\": shown += "\\\\"
+            case "\n": shown += "\\n"
+            case "\t": shown += "\\t"
+            default: shown.append(c)
+            }
+        }
+        return "\"\(shown)\(text.count > 60 ? "…" : "")\""
+    }
+}

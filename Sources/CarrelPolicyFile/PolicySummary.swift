@@ -1,0 +1,27 @@
+import CarrelCore
+
+extension Policy {
+    /// One line saying what this policy decides, for `carrel check-policy`
+    /// and the start-up log.
+    public var summary: String {
+        let roles = session.entitledRoles.map(\.rawValue).sorted()
+        let participantIDs = participants.keys.sorted()
+        let capture = capture.enabledOutsideSessions
+            ? "capture outside sessions for \(capture.roles.map(\.rawValue).sorted().joined(separator: ", "))"
+            : "no capture"
+        let control = "control \(self.control.socketPath) (\(self.control.group.map { "root and group \($0)" } ?? "root only"))"
+        return [
+            "sessions by \(roles.isEmpty ? "nobody" : roles.joined(separator: ", "))",
+            "time limit \(session.effectiveDefaultTimeLimit / 60) min by default, \(session.effectiveMaximumTimeLimit / 60) min at most",
+            participantIDs.isEmpty ? "no participants" : "participants \(participantIDs.joined(separator: ", "))",
+            inputMethod.map { "input method \($0.command.first ?? "")" } ?? "no input method",
+            capture,
+            emergencyBinding.map { "emergency binding \($0)" } ?? "no emergency binding",
+            outputs.allowHotplugDuringSession ? "hot-plug tolerated" : "hot-plug interrupts",
+            kiosk.enabled ? "kiosk on (\(kiosk.maximumRelaunches) relaunches)" : "kiosk off",
+            appLock.allowedExecutables.isEmpty ? "no app lock" : "app lock for \(appLock.allowedExecutables.sorted().joined(separator: ", "))",
+            guidedAccess.passcodeHash == nil ? "Guided Access off" : "Guided Access on",
+            control,
+        ].joined(separator: "; ")
+    }
+}

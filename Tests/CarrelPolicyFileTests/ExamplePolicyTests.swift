@@ -1,0 +1,36 @@
+import CarrelCore
+import CarrelPolicyFile
+import Foundation
+import Testing
+
+/// The repository's root, from this file's path.
+let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+@Suite("examples/policy.toml")
+struct ExamplePolicyTests {
+    @Test("the committed example is valid and says what its comments say")
+    func exampleIsValid() throws {
+        let path = repository.appendingPathComponent("examples/policy.toml").path
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let policy = try PolicyFile.parse(text, file: path)
+        #expect(policy.session.entitledRoles == [.app])
+        #expect(policy.session.defaultTimeLimit == UInt32(90 * 60))
+        #expect(policy.session.maximumTimeLimit == UInt32(240 * 60))
+        #expect(policy.participants["calculator"]?.command == ["/usr/bin/galculator"])
+        #expect(policy.emergencyBinding?.description == "Ctrl+Alt+Shift+Escape")
+        // Every other key is written with its default value.
+        #expect(policy.capture == Policy.builtIn.capture)
+        #expect(policy.outputs == Policy.builtIn.outputs)
+        #expect(policy.kiosk == Policy.builtIn.kiosk)
+        #expect(policy.appLock == Policy.builtIn.appLock)
+        #expect(policy.guidedAccess == Policy.builtIn.guidedAccess)
+        #expect(policy.control == Policy.builtIn.control)
+    }
+
+    @Test("the README shows the example as committed")
+    func readmeShowsTheExample() throws {
+        let readme = try String(contentsOfFile: repository.appendingPathComponent("README.md").path, encoding: .utf8)
+        let example = try String(contentsOfFile: repository.appendingPathComponent("examples/policy.toml").path, encoding: .utf8)
+        #expect(readme.contains("```toml\n" + example + "```"), "README.md's policy example differs from examples/policy.toml")
+    }
+}
