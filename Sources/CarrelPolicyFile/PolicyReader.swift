@@ -44,7 +44,7 @@ struct PolicyReader {
         if let t = section(root, ["kiosk"], keys: ["enabled", "maximum_relaunches", "initial_backoff_ms", "maximum_backoff_ms"]) {
             readKiosk(t, into: &policy.kiosk)
         }
-        if let t = section(root, ["app_lock"], keys: ["allowed_app_ids", "require_confirmation", "banner_seconds"]) {
+        if let t = section(root, ["app_lock"], keys: ["allowed_executables", "require_confirmation", "banner_seconds"]) {
             readAppLock(t, into: &policy.appLock)
         }
         if let t = section(root, ["guided_access"], keys: ["passcode_hash", "unlock_keys"]) {
@@ -154,13 +154,15 @@ struct PolicyReader {
 
     private mutating func readAppLock(_ t: TOMLTable, into appLock: inout AppLockPolicy) {
         let path = ["app_lock"]
-        if let ids = strings(t, path + ["allowed_app_ids"], expected: "xdg app ids, e.g. [\"org.example.Exam\"]") {
+        // Matched against the connecting process's /proc/PID/exe, which is
+        // always absolute and canonical: anything else could never match.
+        if let paths = strings(t, path + ["allowed_executables"], expected: "absolute paths of executables, e.g. [\"/usr/bin/exam-browser\"]") {
             var valid = true
-            for (index, id) in ids.enumerated() where id.isEmpty || id.contains(where: { $0.isWhitespace || $0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } == true }) {
-                problem(path + ["allowed_app_ids"], "item \(index + 1) must be an app id without spaces or control characters (as set with xdg_toplevel.set_app_id), got \(Self.quoted(id))")
+            for (index, executable) in paths.enumerated() where !Self.isCanonicalAbsolutePath(executable) {
+                problem(path + ["allowed_executables"], "item \(index + 1) must be the absolute path of an executable as /proc/PID/exe shows it (no . or .. parts, no trailing /), got \(Self.quoted(executable))")
                 valid = false
             }
-            if valid { appLock.allowedAppIDs = Set(ids) }
+            if valid { appLock.allowedExecutables = Set(paths) }
         }
         if let confirm = bool(t, path + ["require_confirmation"]) { appLock.requireConfirmation = confirm }
         if let seconds = integer(t, path + ["banner_seconds"], in: 0...30) { appLock.bannerDuration = .seconds(seconds) }
@@ -335,6 +337,13 @@ struct PolicyReader {
     static func isParticipantID(_ id: String) -> Bool {
         participantIDLength.contains(id.count)
             && id.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_" || $0 == "-") }
+    }
+
+    /// `/usr/bin/x`: absolute, no empty, `.` or `..` parts, no trailing `/`.
+    static func isCanonicalAbsolutePath(_ path: String) -> Bool {
+        guard path.hasPrefix("/"), path.count > 1 else { return false }
+        return path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+            .allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." }
     }
 
     /// The names `useradd` accepts on Debian by default.

@@ -19,7 +19,7 @@ extension Policy {
             emergencyBinding.map { "emergency binding \($0)" } ?? "no emergency binding",
             outputs.allowHotplugDuringSession ? "hot-plug tolerated" : "hot-plug interrupts",
             kiosk.enabled ? "kiosk on (\(kiosk.maximumRelaunches) relaunches)" : "kiosk off",
-            appLock.allowedAppIDs.isEmpty ? "no app lock" : "app lock for \(appLock.allowedAppIDs.sorted().joined(separator: ", "))",
+            appLock.allowedExecutables.isEmpty ? "no app lock" : "app lock for \(appLock.allowedExecutables.sorted().joined(separator: ", "))",
             guidedAccess.passcodeHash == nil ? "Guided Access off" : "Guided Access on",
             control,
         ].joined(separator: "; ")

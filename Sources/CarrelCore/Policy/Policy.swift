@@ -139,16 +139,18 @@ public struct KioskPolicy: Sendable, Equatable {
 
 /// `[app_lock]`: apps that may ask for a lock-only session (ASAM).
 public struct AppLockPolicy: Sendable, Equatable {
-    /// xdg app ids (`xdg_toplevel.set_app_id`) allowed to ask; empty: none.
-    public var allowedAppIDs: Set<String>
+    /// Absolute paths of executables allowed to ask, matched against the
+    /// connecting process's `/proc/PID/exe` (never against what a client
+    /// says about itself, such as its app id); empty: none.
+    public var allowedExecutables: Set<String>
     /// Whether the person at the machine confirms on screen before `began`.
     public var requireConfirmation: Bool
     /// How long the banner naming the app and time limit shows at `began`; zero: no banner.
     public var bannerDuration: Duration
 
-    public init(allowedAppIDs: Set<String> = [], requireConfirmation: Bool = false,
-                bannerDuration: Duration = .seconds(4)) {
-        self.allowedAppIDs = allowedAppIDs
+    public init(allowedExecutables: Set<String> = [], requireConfirmation: Bool = false,
+                bannerDuration: Duration = .zero) {
+        self.allowedExecutables = allowedExecutables
         self.requireConfirmation = requireConfirmation
         self.bannerDuration = bannerDuration
     }
