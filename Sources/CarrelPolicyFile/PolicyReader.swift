@@ -181,7 +181,9 @@ struct PolicyReader {
         guard let keys = keyCombination(t, path + ["unlock_keys"]) else { return }
         if t["passcode_hash"] == nil {
             problem(path + ["unlock_keys"], "needs passcode_hash: without a passcode Guided Access is off and there is nothing to unlock")
-        } else if keys == emergency {
+        } else if let emergency, keys.modifiers == emergency.modifiers,
+                  keys.keyName.lowercased() == emergency.keyName.lowercased() {
+            // The compositor resolves key names without regard to case.
             problem(path + ["unlock_keys"], "is the same combination as emergency.binding (\(keys)); choose another")
         } else {
             guided.unlockKeys = keys

@@ -106,7 +106,7 @@ let invalidValues: [Invalid] = [
     Invalid("[guided_access]\npasscode_hash = \"pbkdf2-sha256$600000$yWtgz4IaRFr3zawtgWrsyg==$AAAA\"", "guided_access.passcode_hash", line: 2, "32-byte hash"),
     Invalid("[guided_access]\npasscode_hash = 4711", "guided_access.passcode_hash", line: 2, "must be a string", "got 4711"),
     Invalid("[guided_access]\nunlock_keys = \"Ctrl+Alt+Shift+U\"", "guided_access.unlock_keys", line: 2, "needs passcode_hash"),
-    Invalid("[emergency]\nbinding = \"Ctrl+Alt+Shift+U\"\n[guided_access]\npasscode_hash = \"\(hash)\"\nunlock_keys = \"shift+alt+ctrl+U\"", "guided_access.unlock_keys", line: 5, "same combination as emergency.binding"),
+    Invalid("[emergency]\nbinding = \"Ctrl+Alt+Shift+U\"\n[guided_access]\npasscode_hash = \"\(hash)\"\nunlock_keys = \"shift+alt+ctrl+u\"", "guided_access.unlock_keys", line: 5, "same combination as emergency.binding"),
     Invalid("[guided_access]\npasscode_hash = \"\(hash)\"\nunlock_keys = \"U\"", "guided_access.unlock_keys", line: 3, "at least 2 modifiers"),
     // [control]
     Invalid("[control]\nsocket = \"control.sock\"", "control.socket", line: 2, "must be an absolute path", "got \"control.sock\""),
