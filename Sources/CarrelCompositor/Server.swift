@@ -5,10 +5,6 @@ import Logging
 
 /// What the composition root hands the compositor.
 public struct CompositorOptions {
-    /// The administrator's whole policy, validated (`carrel --policy`). The
-    /// composition root also sets the parts the compositor reads from it:
-    /// `sessionPolicy`, `emergencyBinding`, `capture`.
-    public var policy: Policy = .builtIn
     /// The exam app and its arguments; empty runs the compositor alone.
     public var app: [String]
     /// Written with the public socket name once clients can connect.
@@ -19,21 +15,23 @@ public struct CompositorOptions {
     /// Size of outputs that have no modes of their own (a window on X11 or
     /// Wayland, headless outputs).
     public var windowSize: Size
-    /// Who may lock, time limits, participants, the bounded wait for `began`.
-    public var sessionPolicy: SessionPolicy
-    /// The policy's emergency binding, if any (off by default).
-    public var emergencyBinding: KeyCombination? = nil
-    /// Screen capture outside sessions (off by default; never during one).
-    public var capture: CapturePolicy = CapturePolicy()
+    /// The administrator's policy, validated (`--policy`).
+    public var policy: Policy
+    /// Who may lock, time limits, participants, the bounded wait for `began`:
+    /// the policy's `session`.
+    public var sessionPolicy: SessionPolicy {
+        get { policy.session }
+        set { policy.session = newValue }
+    }
 
     public init(app: [String], readyFD: Int32?, access: GlobalAccess = .standard, logLevel: Logger.Level = .info,
-                windowSize: Size = Size(width: 1280, height: 720), sessionPolicy: SessionPolicy = SessionPolicy()) {
+                windowSize: Size = Size(width: 1280, height: 720), policy: Policy = .builtIn) {
         self.app = app
         self.readyFD = readyFD
         self.access = access
         self.logLevel = logLevel
         self.windowSize = windowSize
-        self.sessionPolicy = sessionPolicy
+        self.policy = policy
     }
 }
 

@@ -89,11 +89,8 @@ struct CarrelCommand: ParsableCommand {
             for name in access.visibleInterfaces(for: role.role) { print(name) }
             return
         }
-        var options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level, windowSize: windowSize.size,
-                                        sessionPolicy: loaded.policy.session)
-        options.policy = loaded.policy
-        options.emergencyBinding = loaded.policy.emergencyBinding
-        options.capture = loaded.policy.capture
+        let options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level, windowSize: windowSize.size,
+                                        policy: loaded.policy)
         let server: Server
         do {
             server = try Server(options: options, logger: logger)
