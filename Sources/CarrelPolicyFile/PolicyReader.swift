@@ -154,10 +154,12 @@ struct PolicyReader {
 
     private mutating func readAppLock(_ t: TOMLTable, into appLock: inout AppLockPolicy) {
         let path = ["app_lock"]
+        // Matched against the connecting process's /proc/PID/exe, which is
+        // always absolute and canonical: anything else could never match.
         if let paths = strings(t, path + ["allowed_executables"], expected: "absolute paths of executables, e.g. [\"/usr/bin/exam-browser\"]") {
             var valid = true
-            for (index, item) in paths.enumerated() where !item.hasPrefix("/") || item.contains(where: { $0.asciiValue.map { $0 < 0x20 || $0 == 0x7F } == true }) {
-                problem(path + ["allowed_executables"], "item \(index + 1) must be an absolute path of an executable (matched against the connecting process's /proc/PID/exe), got \(Self.quoted(item))")
+            for (index, executable) in paths.enumerated() where !Self.isCanonicalAbsolutePath(executable) {
+                problem(path + ["allowed_executables"], "item \(index + 1) must be the absolute path of an executable as /proc/PID/exe shows it (no . or .. parts, no trailing /), got \(Self.quoted(executable))")
                 valid = false
             }
             if valid { appLock.allowedExecutables = Set(paths) }
@@ -179,7 +181,9 @@ struct PolicyReader {
         guard let keys = keyCombination(t, path + ["unlock_keys"]) else { return }
         if t["passcode_hash"] == nil {
             problem(path + ["unlock_keys"], "needs passcode_hash: without a passcode Guided Access is off and there is nothing to unlock")
-        } else if keys == emergency {
+        } else if let emergency, keys.modifiers == emergency.modifiers,
+                  keys.keyName.lowercased() == emergency.keyName.lowercased() {
+            // The compositor resolves key names without regard to case.
             problem(path + ["unlock_keys"], "is the same combination as emergency.binding (\(keys)); choose another")
         } else {
             guided.unlockKeys = keys
@@ -335,6 +339,13 @@ struct PolicyReader {
     static func isParticipantID(_ id: String) -> Bool {
         participantIDLength.contains(id.count)
             && id.allSatisfy { $0.isASCII && ($0.isLowercase || $0.isNumber || $0 == "_" || $0 == "-") }
+    }
+
+    /// `/usr/bin/x`: absolute, no empty, `.` or `..` parts, no trailing `/`.
+    static func isCanonicalAbsolutePath(_ path: String) -> Bool {
+        guard path.hasPrefix("/"), path.count > 1 else { return false }
+        return path.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+            .allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." }
     }
 
     /// The names `useradd` accepts on Debian by default.

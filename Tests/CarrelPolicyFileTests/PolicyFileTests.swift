@@ -90,9 +90,12 @@ let invalidValues: [Invalid] = [
     Invalid("[kiosk]\nenable = true", "kiosk.enable", line: 2, "unknown key", "enabled, maximum_relaunches"),
     Invalid("kiosk = 5", "kiosk", line: 1, "must be a table ([kiosk]), got 5"),
     // [app_lock]
-    Invalid("[app_lock]\nallowed_executables = [\"/usr/bin/exam\", \"\"]", "app_lock.allowed_executables", line: 2, "item 2 must be an absolute path"),
-    Invalid("[app_lock]\nallowed_executables = [\"exam-browser\"]", "app_lock.allowed_executables", line: 2, "item 1", "got \"exam-browser\""),
+    Invalid("[app_lock]\nallowed_executables = [\"/usr/bin/exam\", \"exam-browser\"]", "app_lock.allowed_executables", line: 2, "item 2 must be the absolute path of an executable", "got \"exam-browser\""),
+    Invalid("[app_lock]\nallowed_executables = [\"/usr/bin/../bin/exam\"]", "app_lock.allowed_executables", line: 2, "item 1", "no . or .. parts"),
+    Invalid("[app_lock]\nallowed_executables = [\"/usr/bin/\"]", "app_lock.allowed_executables", line: 2, "no trailing /"),
+    Invalid("[app_lock]\nallowed_executables = [\"/\"]", "app_lock.allowed_executables", line: 2, "got \"/\""),
     Invalid("[app_lock]\nallowed_executables = \"/usr/bin/exam\"", "app_lock.allowed_executables", line: 2, "array of strings"),
+    Invalid("[app_lock]\nallowed_app_ids = [\"org.example.Exam\"]", "app_lock.allowed_app_ids", line: 2, "unknown key", "allowed_executables"),
     Invalid("[app_lock]\nbanner_seconds = 31", "app_lock.banner_seconds", line: 2, "from 0 to 30, got 31"),
     Invalid("[app_lock]\nrequire_confirmation = 0", "app_lock.require_confirmation", line: 2, "true or false, got 0"),
     // [guided_access]
@@ -103,7 +106,7 @@ let invalidValues: [Invalid] = [
     Invalid("[guided_access]\npasscode_hash = \"pbkdf2-sha256$600000$yWtgz4IaRFr3zawtgWrsyg==$AAAA\"", "guided_access.passcode_hash", line: 2, "32-byte hash"),
     Invalid("[guided_access]\npasscode_hash = 4711", "guided_access.passcode_hash", line: 2, "must be a string", "got 4711"),
     Invalid("[guided_access]\nunlock_keys = \"Ctrl+Alt+Shift+U\"", "guided_access.unlock_keys", line: 2, "needs passcode_hash"),
-    Invalid("[emergency]\nbinding = \"Ctrl+Alt+Shift+U\"\n[guided_access]\npasscode_hash = \"\(hash)\"\nunlock_keys = \"shift+alt+ctrl+U\"", "guided_access.unlock_keys", line: 5, "same combination as emergency.binding"),
+    Invalid("[emergency]\nbinding = \"Ctrl+Alt+Shift+U\"\n[guided_access]\npasscode_hash = \"\(hash)\"\nunlock_keys = \"shift+alt+ctrl+u\"", "guided_access.unlock_keys", line: 5, "same combination as emergency.binding"),
     Invalid("[guided_access]\npasscode_hash = \"\(hash)\"\nunlock_keys = \"U\"", "guided_access.unlock_keys", line: 3, "at least 2 modifiers"),
     // [control]
     Invalid("[control]\nsocket = \"control.sock\"", "control.socket", line: 2, "must be an absolute path", "got \"control.sock\""),
@@ -169,9 +172,9 @@ struct PolicyFileTests {
             maximum_backoff_ms = 100
 
             [app_lock]
-            allowed_executables = ["/usr/bin/exam", "/opt/quiz/bin/quiz"]
+            allowed_executables = ["/usr/bin/exam-browser", "/opt/quiz/bin/quiz"]
             require_confirmation = true
-            banner_seconds = 0
+            banner_seconds = 7
 
             [guided_access]
             passcode_hash = "\(hash)"
@@ -193,8 +196,8 @@ struct PolicyFileTests {
         #expect(policy.outputs == OutputPolicy(allowHotplugDuringSession: true, curtainColour: 0x1A2B3C))
         #expect(policy.kiosk == KioskPolicy(enabled: true, maximumRelaunches: 0, initialBackoff: .milliseconds(100),
                                             maximumBackoff: .milliseconds(100)))
-        #expect(policy.appLock == AppLockPolicy(allowedExecutables: ["/usr/bin/exam", "/opt/quiz/bin/quiz"],
-                                                requireConfirmation: true, bannerDuration: .zero))
+        #expect(policy.appLock == AppLockPolicy(allowedExecutables: ["/usr/bin/exam-browser", "/opt/quiz/bin/quiz"],
+                                                requireConfirmation: true, bannerDuration: .seconds(7)))
         #expect(policy.guidedAccess == GuidedAccessPolicy(passcodeHash: hash,
                                                           unlockKeys: KeyCombination(modifiers: [.logo, .shift], keyName: "U")))
         #expect(policy.control == ControlPolicy(socketPath: "/run/exam/ctl.sock", group: "examadmin"))
@@ -241,7 +244,7 @@ struct PolicyFileTests {
         #expect(builtIn.emergencyBinding == nil)
         #expect(!builtIn.outputs.allowHotplugDuringSession)
         #expect(!builtIn.kiosk.enabled)
-        #expect(builtIn.appLock.allowedExecutables.isEmpty)
+        #expect(builtIn.appLock.allowedExecutables.isEmpty && builtIn.appLock.bannerDuration == .zero)
         #expect(builtIn.guidedAccess.passcodeHash == nil && builtIn.guidedAccess.unlockKeys == nil)
         #expect(builtIn.control.group == nil && builtIn.control.socketPath == "/run/carrel/control.sock")
     }

@@ -253,7 +253,7 @@ def test_hash_passcode_on_a_terminal_asks_twice_without_echo(carrel_bin):
         os.execve(str(carrel_bin), [str(carrel_bin), "hash-passcode"], h.clean_env())
     seen = b""
 
-    def read_until(pattern: bytes, timeout: float = 15.0) -> None:
+    def read_until(pattern: bytes, timeout: float = 25.0) -> None:
         nonlocal seen
         deadline = time.monotonic() + timeout
         while pattern not in seen and time.monotonic() < deadline:
