@@ -113,6 +113,8 @@ public final class Server {
         // Before any client connects: wlroots 0.15 must never see a popup
         // that is its own ancestor (see the shim).
         WlrootsVersion.guardPopupParents(display)
+        // Before any client connects: no client may hold wl_shm pools without end.
+        ShmPoolGuard.install(on: display, limit: .standard, logger: logger)
         let decorationManager = wlr_xdg_decoration_manager_v1_create(display)!
 
         // The assessment global goes exactly to the roles the policy entitles.
@@ -204,9 +206,12 @@ public final class Server {
         stop(status: status.carrelExitStatus)
     }
 
-    /// Ends the event loop; `run()` then returns `status`.
+    /// Ends the event loop; `run()` then returns `status`. Sessions hear of the
+    /// shutdown at once (a pending one fails with `cancelled`), so a frame
+    /// presented before the loop returns cannot begin a session on the way out.
     func stop(status: Int32) {
         exitStatus = status
+        assessment.shutdown()
         wl_display_terminate(display)
     }
 

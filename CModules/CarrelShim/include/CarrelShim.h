@@ -98,6 +98,15 @@ void carrel_resource_post_error(struct wl_resource *resource, uint32_t code, con
 /// reads `wlr_xdg_surface` as 0.15 lays it out; 0.17 checks this itself.
 struct wl_protocol_logger *carrel_install_popup_guard(struct wl_display *display);
 
+/// Counts the wl_shm_pool objects each client holds (a resource-created
+/// listener per client, a destroy listener per pool) and calls
+/// `admit(context, client, pools_held)` each time a client creates one, with
+/// the count including the new pool. When `admit` returns false the caller has
+/// already posted an error to the client; the pool is left to libwayland,
+/// which frees it with the client. Stable libwayland API (1.14+).
+typedef bool (*carrel_shm_pool_admit)(void *context, struct wl_client *client, uint32_t pools_held);
+void carrel_install_shm_pool_accounting(struct wl_display *display, carrel_shm_pool_admit admit, void *context);
+
 /// The generated wl_interface tables of carrel-assessment-v1 (const globals
 /// Swift cannot take a stable address of).
 const struct wl_interface *carrel_assessment_manager_interface(void);
