@@ -329,7 +329,7 @@ def test_client_that_stops_reading_does_not_block_carrel(world):
     print(f"stuck client: {sent} syncs sent, disconnected={disconnected}, "
           f"slowest exam round trip {slowest * 1000:.0f} ms")
     world.alive()
-    assert sent >= 4096, f"only {sent} syncs went out; the flood never filled the socket"
+    assert sent >= 1024, f"only {sent} syncs went out; the flood never filled the socket"
     # libwayland buffers a bounded amount per client; past it the client is dropped
     # ("error in client communication"), which also bounds Carrel's memory.
     assert disconnected, f"the client that never reads was still connected after {sent} syncs"
