@@ -225,3 +225,72 @@ void carrel_install_shm_pool_accounting(struct wl_display *display, carrel_shm_p
     carrel_shm_accounting.client_created.notify = carrel_shm_client_created;
     wl_display_add_client_created_listener(display, &carrel_shm_accounting.client_created);
 }
+
+/* MARK: - Subsurface guard (wlroots 0.15) */
+
+/* A wl_subsurface resource whose wlr_subsurface the guard hid. */
+struct carrel_hidden_subsurface {
+    struct wlr_subsurface *subsurface; /* NULL once wlroots destroyed it */
+    struct wl_listener resource_destroy;
+    struct wl_listener subsurface_destroy;
+};
+
+static void carrel_hidden_subsurface_gone(struct wl_listener *listener, void *data) {
+    (void)data;
+    struct carrel_hidden_subsurface *hidden = wl_container_of(listener, hidden, subsurface_destroy);
+    hidden->subsurface = NULL;
+    wl_list_remove(&hidden->subsurface_destroy.link);
+    wl_list_init(&hidden->subsurface_destroy.link);
+}
+
+/* Runs before the resource's destroy callback: wlroots finds its subsurface
+ * again and frees it as usual. */
+static void carrel_hidden_subsurface_resource_destroyed(struct wl_listener *listener, void *data) {
+    struct carrel_hidden_subsurface *hidden = wl_container_of(listener, hidden, resource_destroy);
+    struct wl_resource *resource = data;
+    if (hidden->subsurface != NULL) {
+        wl_resource_set_user_data(resource, hidden->subsurface);
+    }
+    wl_list_remove(&hidden->resource_destroy.link);
+    wl_list_remove(&hidden->subsurface_destroy.link);
+    free(hidden);
+}
+
+/* wl_subsurface request opcodes: destroy 0, set_position 1, place_above 2, place_below 3. */
+enum { CARREL_SUBSURFACE_PLACE_ABOVE = 2, CARREL_SUBSURFACE_PLACE_BELOW = 3 };
+
+static void carrel_subsurface_guard(void *user_data, enum wl_protocol_logger_type type,
+                                    const struct wl_protocol_logger_message *message) {
+    (void)user_data;
+    if (type != WL_PROTOCOL_LOGGER_REQUEST ||
+        (message->message_opcode != CARREL_SUBSURFACE_PLACE_ABOVE &&
+         message->message_opcode != CARREL_SUBSURFACE_PLACE_BELOW) ||
+        strcmp(wl_resource_get_class(message->resource), "wl_subsurface") != 0) {
+        return;
+    }
+    struct wlr_subsurface *subsurface = wl_resource_get_user_data(message->resource);
+    if (subsurface == NULL || subsurface->parent != NULL) {
+        return;
+    }
+    struct carrel_hidden_subsurface *hidden = calloc(1, sizeof(*hidden));
+    if (hidden == NULL) {
+        /* Cannot hide it safely: at least stop the client before more damage. */
+        wl_client_post_no_memory(wl_resource_get_client(message->resource));
+        return;
+    }
+    carrel_vlog(WLR_ERROR, "refused wl_subsurface@%u.%s: its parent surface was destroyed; "
+                "disconnecting the client", wl_resource_get_id(message->resource), message->message->name);
+    wl_resource_post_error(message->resource, WL_SUBSURFACE_ERROR_BAD_SURFACE,
+                           "%s: the parent surface was destroyed; there is nothing to place against",
+                           message->message->name);
+    hidden->subsurface = subsurface;
+    hidden->resource_destroy.notify = carrel_hidden_subsurface_resource_destroyed;
+    wl_resource_add_destroy_listener(message->resource, &hidden->resource_destroy);
+    hidden->subsurface_destroy.notify = carrel_hidden_subsurface_gone;
+    wl_signal_add(&subsurface->events.destroy, &hidden->subsurface_destroy);
+    wl_resource_set_user_data(message->resource, NULL);
+}
+
+struct wl_protocol_logger *carrel_install_subsurface_guard(struct wl_display *display) {
+    return wl_display_add_protocol_logger(display, carrel_subsurface_guard, NULL);
+}

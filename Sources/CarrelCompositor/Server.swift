@@ -113,6 +113,7 @@ public final class Server {
         // Before any client connects: wlroots 0.15 must never see a popup
         // that is its own ancestor (see the shim).
         WlrootsVersion.guardPopupParents(display)
+        WlrootsVersion.guardOrphanedSubsurfaces(display)
         // Before any client connects: no client may hold wl_shm pools without end.
         ShmPoolGuard.install(on: display, limit: .standard, logger: logger)
         let decorationManager = wlr_xdg_decoration_manager_v1_create(display)!

@@ -42,4 +42,11 @@ enum WlrootsVersion {
     static func guardPopupParents(_ display: OpaquePointer) {
         _ = carrel_install_popup_guard(display)
     }
+
+    /// Refuses restacking (and desyncing) a subsurface whose parent surface
+    /// is gone, which 0.15 answers with a NULL dereference (0.16+ destroys
+    /// such a subsurface with its parent; the guard can go with the port).
+    static func guardOrphanedSubsurfaces(_ display: OpaquePointer) {
+        _ = carrel_install_subsurface_guard(display)
+    }
 }

@@ -261,6 +261,9 @@ def unacked_toplevel(path: str) -> RawClient:
 
 @pytest.mark.parametrize("role", ["untrusted", "app"])
 def test_client_that_never_acks_configure_does_not_hold_up_a_session(world, role):
+    """A toplevel that was configured and never acked (nor read, nor drawn)
+    exists while another client's session begins: began comes as usual, within
+    the policy's bounded wait, and the session ends normally."""
     path = world.app_display if role == "app" else str(world.carrel.runtime_dir / world.carrel.socket_name)
     stuck = unacked_toplevel(path)
     try:
@@ -273,7 +276,10 @@ def test_client_that_never_acks_configure_does_not_hold_up_a_session(world, role
         assert took < 3.0, f"began took {took:.1f}s with a client that never acks configure"
         finish(exam, "s", "began")
         world.alive()
-        assert not stuck.conn.closed or stuck.conn.error is None, stuck.conn.error
+        # Only now does it read: configure events, and no protocol error.
+        stuck.conn.pump(0.2)
+        assert not stuck.conn.closed, "the unacking client was disconnected"
+        assert stuck.conn.error is None, f"the unacking client got {stuck.conn.error}"
     finally:
         stuck.close()
 
@@ -450,3 +456,47 @@ def test_shm_pool_hoarder_is_disconnected_and_another_session_is_unaffected(worl
     exam.began()
     finish(exam, "s", "began")
     assert h.wait_until(lambda: map_count(pid) - base < 100, 5), "the hoarder's pools outlived it"
+
+
+# ---------------------------------------------------------------------------
+# Found by the soak (meson-helpers/soak): wlroots 0.15 dereferences a NULL
+# parent in wl_subsurface.place_above/place_below once the parent surface is
+# destroyed (SIGSEGV in subsurface_find_sibling). Any client could crash Carrel.
+
+
+@pytest.mark.parametrize("request_name,opcode", [("place_above", 2), ("place_below", 3), ("set_desync", 5)])
+def test_subsurface_restacked_after_its_parent_died_is_refused_not_a_crash(world, request_name, opcode):
+    """place_above/place_below on an orphaned subsurface: wl_subsurface.bad_surface
+    (nothing left to place against), Carrel alive, another client's session
+    untouched. set_desync (and a commit) on one is harmless in 0.15: no error."""
+    exam = ready_exam(world)
+    exam.begin()
+    exam.began()
+    c = RawClient(str(world.carrel.runtime_dir / world.carrel.socket_name))
+    compositor = c.bind("wl_compositor", 4)
+    subcompositor = c.bind("wl_subcompositor", 1)
+    parent, child, sibling, sub = c.new_id(), c.new_id(), c.new_id(), c.new_id()
+    for surface in (parent, child, sibling):
+        c.conn.send(wire.message(compositor, 0, struct.pack("<I", surface)))  # create_surface
+    c.conn.send(wire.message(subcompositor, 1, struct.pack("<III", sub, child, parent)))  # get_subsurface
+    c.conn.send(wire.message(parent, 0))  # wl_surface.destroy: the subsurface loses its parent
+    args = struct.pack("<I", sibling) if opcode in (2, 3) else b""
+    if opcode == 5:
+        c.conn.send(wire.message(sub, 4))  # set_sync first: set_desync then has work to do
+    c.conn.send(wire.message(sub, opcode, args))
+    c.conn.send(wire.message(child, 6))  # wl_surface.commit on the orphan
+    c.conn.roundtrip(c.new_id(), 3)
+    c.conn.pump(0.5)
+    print(f"{request_name} after the parent died: {c.conn.error}")
+    time.sleep(0.3)
+    world.alive()
+    if opcode in (2, 3):
+        assert c.conn.error is not None and c.conn.error[0] == sub and c.conn.error[1] == 0, \
+            f"expected wl_subsurface.bad_surface on wl_subsurface@{sub}, got {c.conn.error}"
+    else:
+        assert c.conn.error is None, f"set_desync on an orphan is legal, got {c.conn.error}"
+    c.close()
+    # The other client's session is untouched.
+    exam.sync()
+    assert not exam.matching(r"session s (ended|failed .*|interrupted .*)"), exam.evidence()
+    finish(exam, "s", "began")

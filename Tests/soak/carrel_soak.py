@@ -109,7 +109,7 @@ class Soak:
 
     def demo_loop(self) -> None:
         log = open(self.work / "demo.log", "ab")
-        while not self.stop.is_set():
+        while not self.stop.is_set() and self.carrel.poll() is None:
             proc = subprocess.Popen([self.args.demo, "--auto", "--hold", "1"], env=self.client_env("app"),
                                     stdout=log, stderr=log, start_new_session=True)
             try:
@@ -163,7 +163,7 @@ class Soak:
     def race_loop(self) -> None:
         rng = random.Random(self.args.seed)
         round_no = 0
-        while not self.stop.is_set():
+        while not self.stop.is_set() and self.carrel.poll() is None:
             round_no += 1
             models = [self.racer(f"r{round_no}-{i}") for i in range(3)]
             for _ in range(150):
@@ -211,7 +211,7 @@ class Soak:
     def fuzz_loop(self) -> None:
         log = open(self.work / "fuzz.log", "ab")
         seed = self.args.seed
-        while not self.stop.is_set():
+        while not self.stop.is_set() and self.carrel.poll() is None:
             seed += 1
             left = self.deadline - time.monotonic()
             chunk = min(60.0, left - 5)
@@ -279,7 +279,9 @@ class Soak:
                       flush=True)
                 if now >= self.deadline:
                     break
-                self.stop.wait(min(SAMPLE_EVERY, max(0.0, self.deadline - now)))
+                until = min(now + SAMPLE_EVERY, self.deadline)
+                while time.monotonic() < until and self.carrel.poll() is None:
+                    time.sleep(min(1.0, max(0.0, until - time.monotonic())))
         self.stop.set()
         for t in workers:
             t.join(timeout=90)

@@ -98,6 +98,17 @@ void carrel_resource_post_error(struct wl_resource *resource, uint32_t code, con
 /// reads `wlr_xdg_surface` as 0.15 lays it out; 0.17 checks this itself.
 struct wl_protocol_logger *carrel_install_popup_guard(struct wl_display *display);
 
+/// Refuses `wl_subsurface.place_above` / `place_below` on a subsurface whose
+/// parent surface was destroyed. wlroots 0.15 keeps such a subsurface with a
+/// NULL parent and dereferences it in these two requests (a crash any client
+/// can cause; found by the soak). The guard, a protocol logger, posts
+/// `wl_subsurface.bad_surface` (there is no parent or sibling left to place
+/// against) and hides the wlr_subsurface from the handler for this one
+/// request (user data NULL: wlroots' handler then returns early), restoring it
+/// before wlroots' own destroy callback runs. wlroots-version-specific: 0.16+
+/// destroys the subsurface with its parent; the guard can go with the port.
+struct wl_protocol_logger *carrel_install_subsurface_guard(struct wl_display *display);
+
 /// Counts the wl_shm_pool objects each client holds (a resource-created
 /// listener per client, a destroy listener per pool) and calls
 /// `admit(context, client, pools_held)` each time a client creates one, with
