@@ -2,6 +2,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void carrel_listener_notify(struct wl_listener *listener, void *data) {
@@ -148,4 +149,162 @@ int carrel_screencopy_fail_frames(struct wlr_screencopy_manager_v1 *manager, str
         failed++;
     }
     return failed;
+}
+
+/* MARK: - wl_shm pool accounting
+ *
+ * One account per client. libwayland emits a client's destroy signal before it
+ * destroys the client's resources, so an account outlives its client until
+ * its last pool is gone; whichever of the two comes last frees it. */
+struct carrel_shm_account {
+    struct wl_client *client;
+    uint32_t pools;
+    bool client_gone;
+    struct wl_listener resource_created;
+    struct wl_listener client_destroy;
+};
+
+struct carrel_shm_pool_link {
+    struct carrel_shm_account *account;
+    struct wl_listener destroy;
+};
+
+static struct {
+    struct wl_listener client_created;
+    carrel_shm_pool_admit admit;
+    void *context;
+} carrel_shm_accounting;
+
+static void carrel_shm_account_release(struct carrel_shm_account *account) {
+    if (account->client_gone && account->pools == 0) {
+        free(account);
+    }
+}
+
+static void carrel_shm_pool_destroyed(struct wl_listener *listener, void *data) {
+    (void)data;
+    struct carrel_shm_pool_link *link = wl_container_of(listener, link, destroy);
+    wl_list_remove(&link->destroy.link);
+    struct carrel_shm_account *account = link->account;
+    free(link);
+    account->pools--;
+    carrel_shm_account_release(account);
+}
+
+static void carrel_shm_resource_created(struct wl_listener *listener, void *data) {
+    struct carrel_shm_account *account = wl_container_of(listener, account, resource_created);
+    struct wl_resource *resource = data;
+    if (strcmp(wl_resource_get_class(resource), "wl_shm_pool") != 0) {
+        return;
+    }
+    struct carrel_shm_pool_link *link = calloc(1, sizeof(*link));
+    if (link == NULL) {
+        wl_client_post_no_memory(account->client);
+        return;
+    }
+    link->account = account;
+    link->destroy.notify = carrel_shm_pool_destroyed;
+    wl_resource_add_destroy_listener(resource, &link->destroy);
+    account->pools++;
+    carrel_shm_accounting.admit(carrel_shm_accounting.context, account->client, account->pools);
+}
+
+static void carrel_shm_client_destroyed(struct wl_listener *listener, void *data) {
+    (void)data;
+    struct carrel_shm_account *account = wl_container_of(listener, account, client_destroy);
+    wl_list_remove(&account->resource_created.link);
+    wl_list_remove(&account->client_destroy.link);
+    account->client_gone = true;
+    carrel_shm_account_release(account);
+}
+
+static void carrel_shm_client_created(struct wl_listener *listener, void *data) {
+    (void)listener;
+    struct wl_client *client = data;
+    struct carrel_shm_account *account = calloc(1, sizeof(*account));
+    if (account == NULL) {
+        wl_client_post_no_memory(client);
+        return;
+    }
+    account->client = client;
+    account->resource_created.notify = carrel_shm_resource_created;
+    wl_client_add_resource_created_listener(client, &account->resource_created);
+    account->client_destroy.notify = carrel_shm_client_destroyed;
+    wl_client_add_destroy_listener(client, &account->client_destroy);
+}
+
+void carrel_install_shm_pool_accounting(struct wl_display *display, carrel_shm_pool_admit admit, void *context) {
+    carrel_shm_accounting.admit = admit;
+    carrel_shm_accounting.context = context;
+    carrel_shm_accounting.client_created.notify = carrel_shm_client_created;
+    wl_display_add_client_created_listener(display, &carrel_shm_accounting.client_created);
+}
+
+/* MARK: - Subsurface guard (wlroots 0.15) */
+
+/* A wl_subsurface resource whose wlr_subsurface the guard hid. */
+struct carrel_hidden_subsurface {
+    struct wlr_subsurface *subsurface; /* NULL once wlroots destroyed it */
+    struct wl_listener resource_destroy;
+    struct wl_listener subsurface_destroy;
+};
+
+static void carrel_hidden_subsurface_gone(struct wl_listener *listener, void *data) {
+    (void)data;
+    struct carrel_hidden_subsurface *hidden = wl_container_of(listener, hidden, subsurface_destroy);
+    hidden->subsurface = NULL;
+    wl_list_remove(&hidden->subsurface_destroy.link);
+    wl_list_init(&hidden->subsurface_destroy.link);
+}
+
+/* Runs before the resource's destroy callback: wlroots finds its subsurface
+ * again and frees it as usual. */
+static void carrel_hidden_subsurface_resource_destroyed(struct wl_listener *listener, void *data) {
+    struct carrel_hidden_subsurface *hidden = wl_container_of(listener, hidden, resource_destroy);
+    struct wl_resource *resource = data;
+    if (hidden->subsurface != NULL) {
+        wl_resource_set_user_data(resource, hidden->subsurface);
+    }
+    wl_list_remove(&hidden->resource_destroy.link);
+    wl_list_remove(&hidden->subsurface_destroy.link);
+    free(hidden);
+}
+
+/* wl_subsurface request opcodes: destroy 0, set_position 1, place_above 2, place_below 3. */
+enum { CARREL_SUBSURFACE_PLACE_ABOVE = 2, CARREL_SUBSURFACE_PLACE_BELOW = 3 };
+
+static void carrel_subsurface_guard(void *user_data, enum wl_protocol_logger_type type,
+                                    const struct wl_protocol_logger_message *message) {
+    (void)user_data;
+    if (type != WL_PROTOCOL_LOGGER_REQUEST ||
+        (message->message_opcode != CARREL_SUBSURFACE_PLACE_ABOVE &&
+         message->message_opcode != CARREL_SUBSURFACE_PLACE_BELOW) ||
+        strcmp(wl_resource_get_class(message->resource), "wl_subsurface") != 0) {
+        return;
+    }
+    struct wlr_subsurface *subsurface = wl_resource_get_user_data(message->resource);
+    if (subsurface == NULL || subsurface->parent != NULL) {
+        return;
+    }
+    struct carrel_hidden_subsurface *hidden = calloc(1, sizeof(*hidden));
+    if (hidden == NULL) {
+        /* Cannot hide it safely: at least stop the client before more damage. */
+        wl_client_post_no_memory(wl_resource_get_client(message->resource));
+        return;
+    }
+    carrel_vlog(WLR_ERROR, "refused wl_subsurface@%u.%s: its parent surface was destroyed; "
+                "disconnecting the client", wl_resource_get_id(message->resource), message->message->name);
+    wl_resource_post_error(message->resource, WL_SUBSURFACE_ERROR_BAD_SURFACE,
+                           "%s: the parent surface was destroyed; there is nothing to place against",
+                           message->message->name);
+    hidden->subsurface = subsurface;
+    hidden->resource_destroy.notify = carrel_hidden_subsurface_resource_destroyed;
+    wl_resource_add_destroy_listener(message->resource, &hidden->resource_destroy);
+    hidden->subsurface_destroy.notify = carrel_hidden_subsurface_gone;
+    wl_signal_add(&subsurface->events.destroy, &hidden->subsurface_destroy);
+    wl_resource_set_user_data(message->resource, NULL);
+}
+
+struct wl_protocol_logger *carrel_install_subsurface_guard(struct wl_display *display) {
+    return wl_display_add_protocol_logger(display, carrel_subsurface_guard, NULL);
 }

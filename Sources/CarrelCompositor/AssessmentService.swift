@@ -183,9 +183,12 @@ final class AssessmentService {
         process(invigilator.administrativeInterrupt(message))
     }
 
-    /// Carrel is shutting down: sessions hear `interrupted(shutdown)`.
+    /// Carrel is shutting down: a pending session fails with `cancelled`, an
+    /// active one hears `interrupted(shutdown)`, and later begins are refused.
+    /// Called when the stop is decided and again at teardown (then a no-op).
     func shutdown() {
         process(invigilator.shutdown("Carrel is shutting down"))
+        presentationWait = nil
         for timer in presentationTimers.values { wl_event_source_remove(timer) }
         for timer in timeLimitTimers.values { wl_event_source_remove(timer) }
         presentationTimers.removeAll()

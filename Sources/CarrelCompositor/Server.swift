@@ -75,6 +75,8 @@ public final class Server {
     private var decorations: [Decoration] = []
     private var nextWindowID: UInt64 = 1
     private var signalSources: [OpaquePointer] = []
+    /// Protocol loggers that refuse requests wlroots 0.15 would crash on.
+    private var protocolGuards: [OpaquePointer] = []
     private var hotplugHook: OutputHotplugHook?
     private var app: AppProcess?
     private var exitStatus: Int32 = 0
@@ -121,8 +123,11 @@ public final class Server {
 
         xdgShell = wlr_xdg_shell_create(display)
         // Before any client connects: wlroots 0.15 must never see a popup
-        // that is its own ancestor (see the shim).
-        WlrootsVersion.guardPopupParents(display)
+        // that is its own ancestor, nor restack an orphaned subsurface (see the shim).
+        protocolGuards = [WlrootsVersion.guardPopupParents(display),
+                          WlrootsVersion.guardOrphanedSubsurfaces(display)].compactMap { $0 }
+        // Before any client connects: no client may hold wl_shm pools without end.
+        ShmPoolGuard.install(on: display, limit: .standard, logger: logger)
         let decorationManager = wlr_xdg_decoration_manager_v1_create(display)!
 
         // The assessment global goes exactly to the roles the policy entitles.
@@ -222,9 +227,12 @@ public final class Server {
         stop(status: status.carrelExitStatus)
     }
 
-    /// Ends the event loop; `run()` then returns `status`.
+    /// Ends the event loop; `run()` then returns `status`. Sessions hear of the
+    /// shutdown at once (a pending one fails with `cancelled`), so a frame
+    /// presented before the loop returns cannot begin a session on the way out.
     func stop(status: Int32) {
         exitStatus = status
+        assessment.shutdown()
         wl_display_terminate(display)
     }
 
@@ -251,6 +259,8 @@ public final class Server {
         wlr_allocator_destroy(allocator)
         wlr_renderer_destroy(renderer)
         wlr_output_layout_destroy(outputLayout)
+        for logger in protocolGuards { wl_protocol_logger_destroy(logger) }
+        protocolGuards.removeAll()
         wl_display_destroy(display)
     }
 

@@ -39,8 +39,17 @@ enum WlrootsVersion {
     /// Refuses popups whose parent is themselves or one of their descendants,
     /// which 0.15 accepts and then crashes on (0.17 refuses them itself; the
     /// guard can go with the port).
-    static func guardPopupParents(_ display: OpaquePointer) {
-        _ = carrel_install_popup_guard(display)
+    /// Returns the guard (a protocol logger) for `wl_protocol_logger_destroy`
+    /// before the display goes.
+    static func guardPopupParents(_ display: OpaquePointer) -> OpaquePointer? {
+        carrel_install_popup_guard(display)
+    }
+
+    /// Refuses restacking (and desyncing) a subsurface whose parent surface
+    /// is gone, which 0.15 answers with a NULL dereference (0.16+ destroys
+    /// such a subsurface with its parent; the guard can go with the port).
+    static func guardOrphanedSubsurfaces(_ display: OpaquePointer) -> OpaquePointer? {
+        carrel_install_subsurface_guard(display)
     }
 
     /// Fails pending capture frames (of one output, or all): 0.15 offers no

@@ -406,7 +406,7 @@ class CarrelFactory:
         return c
 
     def sanitizer_reports(self) -> list[str]:
-        """AddressSanitizer/LeakSanitizer reports in the carrels' stderr."""
+        """AddressSanitizer/LeakSanitizer/ThreadSanitizer reports in the carrels' stderr."""
         found = []
         for c in self.started:
             try:
@@ -416,6 +416,8 @@ class CarrelFactory:
             start = text.find("==ERROR: ")
             if start < 0:
                 start = text.find("WARNING: AddressSanitizer")
+            if start < 0:
+                start = text.find("WARNING: ThreadSanitizer")
             if start >= 0:
                 found.append(f"{c.stderr_path}:\n{text[start:start + 6000]}")
         return found

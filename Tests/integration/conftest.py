@@ -89,9 +89,10 @@ def carrel(carrel_bin, procs, logdir, logs):
         print(f"teardown: {note}")
     reports = factory.sanitizer_reports()
     factory.cleanup()
-    # Under AddressSanitizer (test-all's last step) a memory error or leak
-    # report in any carrel's stderr fails the test, whatever else it checked.
-    assert not reports, "AddressSanitizer reported:\n" + "\n\n".join(reports)
+    # Under AddressSanitizer or ThreadSanitizer (test-all's sanitizer steps) a
+    # memory error, leak or race report in any carrel's stderr fails the test,
+    # whatever else it checked.
+    assert not reports, "a sanitizer reported:\n" + "\n\n".join(reports)
 
 
 @pytest.fixture(scope="session")

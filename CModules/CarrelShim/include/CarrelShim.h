@@ -106,6 +106,26 @@ struct wl_protocol_logger *carrel_install_popup_guard(struct wl_display *display
 /// `wlr_screencopy_manager_v1.frames`). Returns how many frames failed.
 int carrel_screencopy_fail_frames(struct wlr_screencopy_manager_v1 *manager, struct wlr_output *output);
 
+/// Refuses `wl_subsurface.place_above` / `place_below` on a subsurface whose
+/// parent surface was destroyed. wlroots 0.15 keeps such a subsurface with a
+/// NULL parent and dereferences it in these two requests (a crash any client
+/// can cause; found by the soak). The guard, a protocol logger, posts
+/// `wl_subsurface.bad_surface` (there is no parent or sibling left to place
+/// against) and hides the wlr_subsurface from the handler for this one
+/// request (user data NULL: wlroots' handler then returns early), restoring it
+/// before wlroots' own destroy callback runs. wlroots-version-specific: 0.16+
+/// destroys the subsurface with its parent; the guard can go with the port.
+struct wl_protocol_logger *carrel_install_subsurface_guard(struct wl_display *display);
+
+/// Counts the wl_shm_pool objects each client holds (a resource-created
+/// listener per client, a destroy listener per pool) and calls
+/// `admit(context, client, pools_held)` each time a client creates one, with
+/// the count including the new pool. When `admit` returns false the caller has
+/// already posted an error to the client; the pool is left to libwayland,
+/// which frees it with the client. Stable libwayland API (1.14+).
+typedef bool (*carrel_shm_pool_admit)(void *context, struct wl_client *client, uint32_t pools_held);
+void carrel_install_shm_pool_accounting(struct wl_display *display, carrel_shm_pool_admit admit, void *context);
+
 /// The generated wl_interface tables of carrel-assessment-v1 (const globals
 /// Swift cannot take a stable address of).
 const struct wl_interface *carrel_assessment_manager_interface(void);
