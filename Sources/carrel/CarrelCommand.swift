@@ -37,12 +37,18 @@ struct CarrelCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Print the globals a role sees (app, participant, untrusted), one per line, and exit.", valueName: "role"))
     var printGlobals: RoleArgument?
 
+    @Flag(name: .long, help: "Single App Mode: relaunch APP whenever it exits (back-off and limit from the policy), showing nothing else meanwhile.")
+    var kiosk = false
+
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The exam app and its arguments, after --.", valueName: "app"))
     var app: [String] = []
 
     func validate() throws {
         if let fd = readyFd, fcntl(fd, F_GETFD) < 0 {
             throw ValidationError("--ready-fd \(fd) is not an open file descriptor; pass one the parent opened for Carrel")
+        }
+        if kiosk && app.isEmpty {
+            throw ValidationError("--kiosk needs the app to keep running: carrel --kiosk -- APP [ARGS...]")
         }
     }
 
@@ -58,7 +64,8 @@ struct CarrelCommand: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "carrel")
-        let options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level, windowSize: windowSize.size)
+        var options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level, windowSize: windowSize.size)
+        if kiosk { options.kiosk.enabled = true }
         let server: Server
         do {
             server = try Server(options: options, logger: logger)
