@@ -36,6 +36,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
     ],
     targets: linkOnly + [
         // wayland-scanner's interface tables, shared by server and clients.
@@ -59,7 +60,7 @@ let package = Package(
             sources: ["shm.c"],
             publicHeadersPath: "include"
         ),
-        .target(name: "CarrelCore"),
+        .target(name: "CarrelCore", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
         .target(
             name: "CarrelCompositor",
             dependencies: ["CarrelCore", "CarrelShim", .product(name: "Logging", package: "swift-log")],

@@ -20,6 +20,9 @@ public struct CompositorOptions {
     /// Single App Mode: relaunch the app when it exits, never showing
     /// anything else in between (`--kiosk` or the policy).
     public var kiosk: KioskPolicy = Policy.builtIn.kiosk
+    /// `--assessment`: begin a session on the app's behalf when its first
+    /// window maps, with this configuration; nil: off.
+    public var assessmentMode: AssessmentConfiguration?
 
     public init(app: [String], readyFD: Int32?, access: GlobalAccess = .standard, logLevel: Logger.Level = .info,
                 windowSize: Size = Size(width: 1280, height: 720), sessionPolicy: SessionPolicy = SessionPolicy()) {
@@ -47,7 +50,7 @@ public final class Server {
     let outputLayout: UnsafeMutablePointer<wlr_output_layout>
     let xdgShell: UnsafeMutablePointer<wlr_xdg_shell>
     private(set) var input: Input!
-    private var assessment: AssessmentService!
+    private(set) var assessment: AssessmentService!
     /// The restrictions of the session pending or active, if any.
     private var restrictions: RestrictionSet?
     let logger: Logger
@@ -72,6 +75,8 @@ public final class Server {
     private var app: AppProcess?
     /// Single App Mode's relauncher, when enabled.
     private var kiosk: KioskSupervisor?
+    /// The session Carrel begins for an app that does not speak the protocol.
+    var onBehalf: OnBehalfSession?
     /// Single App Mode is on and no app window is mapped (see `KioskScreen`).
     private var kioskGap = false
     private var exitStatus: Int32 = 0
@@ -143,6 +148,9 @@ public final class Server {
         }
         input = Input(server: self)
         assessment = AssessmentService(server: self, policy: options.sessionPolicy, logger: logger)
+        if let configuration = options.assessmentMode, let command = options.app.first {
+            onBehalf = OnBehalfSession(appName: command, configuration: configuration)
+        }
         setUntrustedLayerVisible(!screenRules.hidesUntrustedLayer)
     }
 
@@ -219,6 +227,7 @@ public final class Server {
         guard let app, let status = app.reap() else { return }
         logger.notice("app exited: \(status.description)")
         self.app = nil
+        endSessionOnBehalf()
         if let kiosk {
             kiosk.appExited(status)
             return
@@ -405,6 +414,7 @@ public final class Server {
         logger.debug("mapped toplevel \(view.id) of role \(view.role)")
         updateKioskGap()
         refocus()
+        beginSessionOnBehalf(for: view)
     }
 
     func viewUnmapped(_ view: View) {
