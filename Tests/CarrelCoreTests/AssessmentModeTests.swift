@@ -75,7 +75,7 @@ struct OnBehalfSessionTests {
         var s = session()
         _ = s.toplevelMapped(role: .app)
         let reaction = s.heard(.began)
-        #expect(reaction?.log.message.hasPrefix("session began (on behalf of foot)") == true)
+        #expect(reaction?.log.message == "session began (on behalf of foot)")
         #expect(reaction?.endApp == false)
         #expect(s.phase == .begun)
     }

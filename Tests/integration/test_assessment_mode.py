@@ -36,7 +36,9 @@ def wait_log(c, text, timeout=15.0, what=None):
 
 
 def began(c, app):
-    wait_log(c, f"session began (on behalf of {app})")
+    line = re.compile(rf"session began \(on behalf of {re.escape(app)}\)$", re.M)
+    assert h.wait_until(lambda: line.search(stderr(c)), 15), \
+        f"carrel never logged the line `session began (on behalf of {app})`\n{c.evidence()}"
     return time.monotonic()
 
 

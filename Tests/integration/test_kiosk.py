@@ -10,6 +10,8 @@ import os
 import signal
 import time
 
+import pytest
+
 import carrel_harness as h
 from test_visual import screenshot, start_xvfb
 
@@ -128,13 +130,20 @@ def colour_at(image, rgb, step=16):
     return found
 
 
+@pytest.mark.parametrize("session", [False, True], ids=["plain-app", "app-in-a-session"])
 def test_untrusted_window_never_shows_in_the_gaps_as_x_sees_it(carrel, paint_bin, procs, logdir, logs,
-                                                                tmp_path):
+                                                                tmp_path, session):
+    """With session: APP holds an assessment session when it is killed, so its
+    restrictions are reverted as its connection goes; the gap must already hold."""
     display = start_xvfb(procs, logdir, logs)
     marker = tmp_path / "launches"
-    c = carrel.start(app=kiosk_app(marker, paint_bin, "--color", hexcolour(APP_COLOUR)), args=["--kiosk"],
-                     backend="x11", env={"DISPLAY": display})
+    extra = ["--session", "--milestones"] if session else []
+    c = carrel.start(app=kiosk_app(marker, paint_bin, "--color", hexcolour(APP_COLOUR), *extra),
+                     args=["--kiosk"], backend="x11", env={"DISPLAY": display})
     wait_mapped(c, 1, "first launch")
+
+    def sessions_begun():
+        return c.stdout_path.read_text(errors="replace").count("milestone began")
     intruder = c.client([paint_bin, "--color", hexcolour(INTRUDER_COLOUR)], name="intruder")
     assert h.wait_until(lambda: "mapped toplevel" in stderr(c) and "of role untrusted" in stderr(c), 10), \
         c.evidence()
@@ -144,6 +153,9 @@ def test_untrusted_window_never_shows_in_the_gaps_as_x_sees_it(carrel, paint_bin
 
     shots = gap_shots = 0
     for kill in range(1, 4):
+        if session:
+            assert h.wait_until(lambda: sessions_begun() >= kill, 10), \
+                f"APP's session #{kill} never began\n{c.evidence()}"
         os.kill(launches(marker)[-1], signal.SIGKILL)
         # Screenshots from the kill until the relaunched app fills the screen again.
         deadline = time.monotonic() + 15

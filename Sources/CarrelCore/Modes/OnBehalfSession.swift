@@ -54,7 +54,7 @@ public struct OnBehalfSession: Sendable, Equatable {
         switch event {
         case .began where phase == .beginning:
             phase = .begun
-            return Reaction(log: SessionLogEntry(.notice, "session began (on behalf of \(appName)): \(configuration)"), endApp: false)
+            return Reaction(log: SessionLogEntry(.notice, "session began (on behalf of \(appName))"), endApp: false)
         case .failed(let reason, let message) where phase == .beginning:
             phase = .over
             return Reaction(log: SessionLogEntry(.error, "session failed to begin (on behalf of \(appName)): \(reason): \(message); ending \(appName), which must not run without its restrictions"), endApp: true)
