@@ -47,6 +47,16 @@ struct RelaunchScheduleTests {
         #expect(s.appExited(lived: quick) == .giveUp(relaunches: 2))
     }
 
+    @Test("the stability window comes from the policy")
+    func policyWindow() {
+        var s = RelaunchSchedule(policy: KioskPolicy(enabled: true, maximumRelaunches: 1,
+                                                     stabilityWindow: .seconds(2)))
+        #expect(s.appExited(lived: .seconds(5)) == .relaunch(after: .milliseconds(250), attempt: 1))
+        #expect(s.appExited(lived: .seconds(2)) == .relaunch(after: .milliseconds(250), attempt: 1))
+        #expect(s.appExited(lived: .seconds(1)) == .giveUp(relaunches: 1))
+        #expect(RelaunchSchedule(policy: Policy.builtIn.kiosk).stabilityWindow == .seconds(30))
+    }
+
     @Test("nonsense durations neither spin nor trap")
     func clamps() {
         var s = schedule(max: 200, initial: .zero, maximum: .zero)

@@ -3,10 +3,10 @@
 /// how long each run lived, arms the timer and spawns.
 ///
 /// The back-off starts at the policy's `initialBackoff` and doubles with each
-/// relaunch in a row, up to `maximumBackoff`. A run that lived at least
-/// `stabilityWindow` was a working app, not a crash loop: it resets the count
-/// and the back-off. After `maximumRelaunches` relaunches in a row that each
-/// died within the window, the next exit gives up.
+/// relaunch in a row, up to `maximumBackoff`. A run that lived at least the
+/// policy's `stabilityWindow` (30 s built in) was a working app, not a crash
+/// loop: it resets the count and the back-off. After `maximumRelaunches`
+/// relaunches in a row that each died within the window, the next exit gives up.
 ///
 /// ```swift
 /// var schedule = RelaunchSchedule(policy: KioskPolicy(maximumRelaunches: 2))
@@ -31,9 +31,6 @@ public struct RelaunchSchedule: Sendable, Equatable {
         }
     }
 
-    /// A run at least this long resets the count; 30 s by default.
-    public static let defaultStabilityWindow: Duration = .seconds(30)
-
     public let maximumRelaunches: Int
     public let initialBackoff: Duration
     public let maximumBackoff: Duration
@@ -41,13 +38,13 @@ public struct RelaunchSchedule: Sendable, Equatable {
     /// Relaunches since the last run that lived through the stability window.
     public private(set) var relaunchesInARow = 0
 
-    public init(policy: KioskPolicy, stabilityWindow: Duration = RelaunchSchedule.defaultStabilityWindow) {
+    public init(policy: KioskPolicy) {
         maximumRelaunches = max(0, policy.maximumRelaunches)
         // A zero or negative back-off would spin; a maximum below the initial
         // one is read as "never more than the initial one".
         initialBackoff = max(policy.initialBackoff, .milliseconds(1))
         maximumBackoff = max(policy.maximumBackoff, initialBackoff)
-        self.stabilityWindow = stabilityWindow
+        stabilityWindow = max(policy.stabilityWindow, .zero)
     }
 
     /// The app exited (any status, or killed) after running for `lived`.
