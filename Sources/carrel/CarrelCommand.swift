@@ -43,7 +43,7 @@ struct CarrelCommand: ParsableCommand {
     @Flag(name: .long, help: "Begin an assessment session on APP's behalf when its first window maps; end it when APP exits. For apps that do not speak carrel-assessment-v1.")
     var assessment = false
 
-    @Option(name: .long, help: ArgumentHelp("With --assessment: a TOML file with time_limit_minutes (or time_limit_seconds) and allow = [feature names]. Also --assessment=FILE.", valueName: "file"))
+    @Option(name: .long, help: ArgumentHelp("The --assessment session's configuration (implies --assessment): a TOML file with time_limit_minutes (or time_limit_seconds) and allow = [feature names]. Same as --assessment=FILE.", valueName: "file"))
     var assessmentConfig: String?
 
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The exam app and its arguments, after --.", valueName: "app"))
