@@ -61,7 +61,7 @@ let package = Package(
             sources: ["shm.c"],
             publicHeadersPath: "include"
         ),
-        .target(name: "CarrelCore"),
+        .target(name: "CarrelCore", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
         .target(
             name: "CarrelCompositor",
             dependencies: ["CarrelCore", "CarrelShim", .product(name: "Logging", package: "swift-log")],

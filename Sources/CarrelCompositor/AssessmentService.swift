@@ -22,6 +22,9 @@ final class AssessmentService {
     /// Outputs that still have to present a frame with the restrictions up,
     /// for the session waiting to begin.
     private var presentationWait: (session: SessionID, outputs: Set<ObjectIdentifier>)?
+    /// The session Carrel began itself (`--assessment`): it has no resource,
+    /// its events go to the Server instead.
+    private var onBehalfSession: SessionID?
 
     init(server: Server, policy: SessionPolicy, logger: Logger) {
         self.server = server
@@ -136,6 +139,23 @@ final class AssessmentService {
                                   configuration: configuration?.draft.configuration, now: Self.now()))
     }
 
+    /// Begins a session for `client` as if it had sent `begin` with its mapped
+    /// toplevel and `configuration` (`carrel --assessment`): the same
+    /// Invigilator path, so the same guarantees before `began`.
+    func beginOnBehalf(of client: ClientID, role: Role, configuration: AssessmentConfiguration) {
+        let sessionID = SessionID(nextSessionID)
+        nextSessionID += 1
+        onBehalfSession = sessionID
+        process(invigilator.begin(sessionID, client: client, role: role, surface: .mappedToplevel,
+                                  configuration: configuration, now: Self.now()))
+    }
+
+    /// Ends the session begun with `beginOnBehalf`, as the protocol's `end`.
+    func endOnBehalf() {
+        guard let id = onBehalfSession else { return }
+        process(invigilator.end(id))
+    }
+
     private static let sessionImplementation = permanent(carrel_assessment_session_v1_interface(
         destroy: { _, resource in wl_resource_destroy(resource) },
         end: { _, resource in
@@ -209,6 +229,8 @@ final class AssessmentService {
     /// Carries out one effect; returns the effects of any report it makes.
     private func perform(_ effect: SessionEffect) -> [SessionEffect] {
         switch effect {
+        case .send(let id, let event) where id == onBehalfSession:
+            server.onBehalfSessionEvent(event)
         case .send(let id, let event):
             guard let resource = sessions[id]?.resource else { return [] }
             send(event, on: resource)

@@ -23,6 +23,15 @@ public struct CompositorOptions {
         get { policy.session }
         set { policy.session = newValue }
     }
+    /// Single App Mode: relaunch the app when it exits, never showing
+    /// anything else in between (`--kiosk` or the policy's `[kiosk]`).
+    public var kiosk: KioskPolicy {
+        get { policy.kiosk }
+        set { policy.kiosk = newValue }
+    }
+    /// `--assessment`: begin a session on the app's behalf when its first
+    /// window maps, with this configuration; nil: off.
+    public var assessmentMode: AssessmentConfiguration?
 
     public init(app: [String], readyFD: Int32?, access: GlobalAccess = .standard, logLevel: Logger.Level = .info,
                 windowSize: Size = Size(width: 1280, height: 720), policy: Policy = .builtIn) {
@@ -79,6 +88,12 @@ public final class Server {
     private var protocolGuards: [OpaquePointer] = []
     private var hotplugHook: OutputHotplugHook?
     private var app: AppProcess?
+    /// Single App Mode's relauncher, when enabled.
+    private var kiosk: KioskSupervisor?
+    /// The session Carrel begins for an app that does not speak the protocol.
+    var onBehalf: OnBehalfSession?
+    /// Single App Mode is on and no app window is mapped (see `KioskScreen`).
+    private var kioskGap = false
     private var exitStatus: Int32 = 0
     private(set) public var publicSocketName: String = ""
 
@@ -115,6 +130,9 @@ public final class Server {
         untrustedLayer = wlr_scene_tree_create(&scene.pointee.node)
         appLayer = wlr_scene_tree_create(&scene.pointee.node)
         curtainLayer = wlr_scene_tree_create(&scene.pointee.node)
+        // Single App Mode starts in its gap: nothing but the app until the
+        // app's first window maps.
+        kioskGap = options.kiosk.enabled
 
         let presentation = wlr_presentation_create(display, backend)
         wlr_scene_set_presentation(scene, presentation)
@@ -131,9 +149,7 @@ public final class Server {
         let decorationManager = wlr_xdg_decoration_manager_v1_create(display)!
 
         // The assessment global goes exactly to the roles the policy entitles.
-        var access = options.access.applying(options.policy.capture)
-        access = GlobalAccess(classes: access.classes,
-                              rolesByClass: access.rolesByClass.merging([.assessment: options.sessionPolicy.entitledRoles]) { $1 })
+        let access = options.access.applying(options.policy)
         roles = ClientRoles(display: display, access: access, logger: logger)
         // Capture exists only when the policy enables it outside sessions;
         // while a session holds restrictions the global is hidden and every
@@ -156,6 +172,10 @@ public final class Server {
         roles.sessionActive = { [unowned self] in restrictionsActive }
         input = Input(server: self)
         assessment = AssessmentService(server: self, policy: options.sessionPolicy, logger: logger)
+        if let configuration = options.assessmentMode, let command = options.app.first {
+            onBehalf = OnBehalfSession(appName: command, configuration: configuration)
+        }
+        setUntrustedLayerVisible(!screenRules.hidesUntrustedLayer)
     }
 
     // MARK: - Running
@@ -184,6 +204,13 @@ public final class Server {
         if let fd = options.readyFD { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         if !options.app.isEmpty {
             app = try AppProcess.launch(options.app, appSocket: appSocket, logger: logger)
+            if options.kiosk.enabled {
+                kiosk = KioskSupervisor(policy: options.kiosk, display: display, logger: logger,
+                                        launch: { [unowned self] in
+                                            app = try AppProcess.launch(options.app, appSocket: appSocket, logger: logger)
+                                        },
+                                        giveUp: { [unowned self] status in stop(status: status) })
+            }
         }
         logger.notice("listening on \(publicSocketName) (public) and \(appSocket) (app)")
         Readiness.announce(socketName: publicSocketName, readyFD: options.readyFD, logger: logger)
@@ -224,6 +251,11 @@ public final class Server {
         guard let app, let status = app.reap() else { return }
         logger.notice("app exited: \(status.description)")
         self.app = nil
+        endSessionOnBehalf()
+        if let kiosk {
+            kiosk.appExited(status)
+            return
+        }
         stop(status: status.carrelExitStatus)
     }
 
@@ -239,6 +271,8 @@ public final class Server {
     /// Tears everything down in the order wlroots requires: clients first (so
     /// their surfaces go before the outputs and scene), then the backend.
     public func shutdown() {
+        kiosk?.cancel()
+        kiosk = nil
         if let app {
             app.terminate(grace: 2.0)
             self.app = nil
@@ -320,7 +354,7 @@ public final class Server {
             views[xdgSurface] = view
             // Decided before the client can commit a buffer: a window the
             // session hides is never enabled in the scene, not even for a frame.
-            view.setShown(restrictions?.shows(owner) ?? true)
+            view.setShown(screenRules.shows(owner))
             logger.debug("new toplevel \(view.id) of role \(role)")
         default:
             break
@@ -407,17 +441,49 @@ public final class Server {
         stack.append(view)
         view.raiseToTop()
         logger.debug("mapped toplevel \(view.id) of role \(view.role)")
+        updateKioskGap()
         refocus()
+        beginSessionOnBehalf(for: view)
     }
 
     func viewUnmapped(_ view: View) {
+        updateKioskGap()
         refocus()
     }
 
     func viewDestroyed(_ view: View) {
         views[view.xdgSurface] = nil
         stack.removeAll { $0 === view }
+        updateKioskGap()
         refocus()
+    }
+
+    /// Enters or leaves Single App Mode's gap as app windows come and go,
+    /// before any frame could show the change.
+    private func updateKioskGap() {
+        let gap = KioskScreen.isGap(kiosk: options.kiosk.enabled,
+                                    mappedRoles: stack.filter(\.isMapped).map(\.role))
+        guard gap != kioskGap else { return }
+        kioskGap = gap
+        logger.notice(gap ? "kiosk: the app has no window; showing only the app role until it maps one"
+                          : "kiosk: the app mapped a window")
+        applyScreenRules()
+    }
+
+    /// The session's restrictions and the kiosk gap, as one decision.
+    var screenRules: ScreenRules { ScreenRules(restrictions: restrictions, kioskGap: kioskGap) }
+
+    /// Makes the scene, focus and curtains match `screenRules`.
+    private func applyScreenRules() {
+        let rules = screenRules
+        setUntrustedLayerVisible(!rules.hidesUntrustedLayer)
+        for view in views.values {
+            view.setShown(rules.shows(view.owner))
+        }
+        updateCurtains()
+        refocus()
+        // Pointer focus may sit on a window that just left the scene.
+        input.pointerFocusChanged()
     }
 
     /// Keyboard focus on the topmost app window (Core decides which). While a
@@ -426,10 +492,11 @@ public final class Server {
         guard let input else { return }
         let stacking = stack.filter { $0.role == .untrusted } + stack.filter { $0.role != .untrusted }
         var candidates = stacking
-        if let restrictions, restrictions.inputOnlyToSession {
-            candidates = stacking.filter { restrictions.shows($0.owner) }
+        let rules = screenRules
+        if rules.confinesInput {
+            candidates = stacking.filter { rules.shows($0.owner) }
         }
-        let target = Focus.target(stack: candidates.map(\.summary), untrustedMayFocus: restrictions == nil)
+        let target = Focus.target(stack: candidates.map(\.summary), untrustedMayFocus: rules.untrustedMayFocus)
         let targetView = stacking.first { $0.id == target }
         for view in stack where view.isMapped {
             wlr_xdg_toplevel_set_activated(view.xdgSurface, view === targetView)
@@ -515,14 +582,7 @@ extension Server {
     func applyRestrictions(_ set: RestrictionSet) -> RestrictionOutcome {
         restrictions = set
         failCaptureFrames(on: nil)
-        setUntrustedLayerVisible(!set.hideUntrustedWindows)
-        for view in views.values {
-            view.setShown(set.shows(view.owner))
-        }
-        updateCurtains()
-        refocus()
-        // Pointer focus may sit on a window that just left the scene.
-        input.pointerFocusChanged()
+        applyScreenRules()
         logger.info("restrictions up for \(set.session)")
         return .applied
     }
@@ -530,13 +590,7 @@ extension Server {
     func revertRestrictions(for id: SessionID) {
         guard restrictions?.session == id else { return }
         restrictions = nil
-        setUntrustedLayerVisible(true)
-        for view in views.values {
-            view.setShown(true)
-        }
-        updateCurtains()
-        refocus()
-        input.pointerFocusChanged()
+        applyScreenRules()
         logger.info("restrictions reverted for \(id)")
     }
 
@@ -583,7 +637,7 @@ extension Server {
             SceneAudit.Entry(window: view.id, owner: view.owner,
                              isEnabled: WlrootsVersion.isEffectivelyEnabled(view.sceneNode))
         }
-        return SceneAudit.violations(entries, under: restrictions)
+        return SceneAudit.violations(entries, under: screenRules)
     }
 
     /// A display was connected: during a session that is a change nobody
@@ -593,10 +647,12 @@ extension Server {
         assessment.integrityLost("output \(output.name) was connected during the session")
     }
 
-    /// Outputs other than the primary show a plain colour during a session.
+    /// Outputs other than the primary show a plain colour during a session;
+    /// every output does in Single App Mode's gap.
     func updateCurtains() {
+        let rules = screenRules
         for (index, output) in outputs.enumerated() {
-            output.setCurtain(up: restrictions != nil && index > 0, layout: outputLayout)
+            output.setCurtain(up: rules.curtainUp(outputIndex: index), layout: outputLayout)
         }
     }
 }

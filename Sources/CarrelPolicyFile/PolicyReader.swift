@@ -41,7 +41,7 @@ struct PolicyReader {
         if let t = section(root, ["outputs"], keys: ["allow_hotplug_during_session", "curtain_colour"]) {
             readOutputs(t, into: &policy.outputs)
         }
-        if let t = section(root, ["kiosk"], keys: ["enabled", "maximum_relaunches", "initial_backoff_ms", "maximum_backoff_ms"]) {
+        if let t = section(root, ["kiosk"], keys: ["enabled", "maximum_relaunches", "initial_backoff_ms", "maximum_backoff_ms", "stability_window_ms"]) {
             readKiosk(t, into: &policy.kiosk)
         }
         if let t = section(root, ["app_lock"], keys: ["allowed_executables", "require_confirmation", "banner_seconds"]) {
@@ -134,6 +134,7 @@ struct PolicyReader {
         let path = ["kiosk"]
         if let enabled = bool(t, path + ["enabled"]) { kiosk.enabled = enabled }
         if let count = integer(t, path + ["maximum_relaunches"], in: 0...100) { kiosk.maximumRelaunches = count }
+        if let window = integer(t, path + ["stability_window_ms"], in: 1_000...3_600_000) { kiosk.stabilityWindow = .milliseconds(window) }
         let initial = integer(t, path + ["initial_backoff_ms"], in: 10...60_000)
         let maximum = integer(t, path + ["maximum_backoff_ms"], in: 10...600_000)
         let initialGiven = t["initial_backoff_ms"] != nil, maximumGiven = t["maximum_backoff_ms"] != nil

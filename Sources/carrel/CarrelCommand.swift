@@ -51,6 +51,15 @@ struct CarrelCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Print the globals a role sees (app, participant, untrusted), one per line, and exit.", valueName: "role"))
     var printGlobals: RoleArgument?
 
+    @Flag(name: .long, help: "Single App Mode: relaunch APP whenever it exits (back-off and limit from the policy), showing nothing else meanwhile.")
+    var kiosk = false
+
+    @Flag(name: .long, help: "Begin an assessment session on APP's behalf when its first window maps; end it when APP exits. For apps that do not speak carrel-assessment-v1.")
+    var assessment = false
+
+    @Option(name: .long, help: ArgumentHelp("The --assessment session's configuration (implies --assessment): a TOML file with time_limit_minutes (or time_limit_seconds) and allow = [feature names]. Same as --assessment=FILE.", valueName: "file"))
+    var assessmentConfig: String?
+
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The exam app and its arguments, after --.", valueName: "app"))
     var app: [String] = []
 
@@ -58,9 +67,31 @@ struct CarrelCommand: ParsableCommand {
         if let fd = readyFd, fcntl(fd, F_GETFD) < 0 {
             throw ValidationError("--ready-fd \(fd) is not an open file descriptor; pass one the parent opened for Carrel")
         }
+        if (assessment || assessmentConfig != nil) && app.isEmpty {
+            throw ValidationError("--assessment needs the app to begin the session for: carrel --assessment -- APP [ARGS...]")
+        }
+        if kiosk && (assessment || assessmentConfig != nil) {
+            throw ValidationError("--kiosk and --assessment cannot be combined yet; use one")
+        }
+        if kiosk && app.isEmpty {
+            throw ValidationError("--kiosk needs the app to keep running: carrel --kiosk -- APP [ARGS...]")
+        }
     }
 
     func run() throws {
+        // A bad file stops Carrel before anything starts (exit status 2).
+        var assessmentMode: AssessmentConfiguration?
+        if assessment || assessmentConfig != nil {
+            assessmentMode = AssessmentConfiguration()
+            if let path = assessmentConfig {
+                do {
+                    assessmentMode = try AssessmentModeFile.parse(try Self.readFile(path), file: path)
+                } catch {
+                    fputs("carrel: \(error)\n", stderr)
+                    throw ExitCode(2)
+                }
+            }
+        }
         let level = verbose ? .debug : logLevel.level
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
@@ -82,15 +113,22 @@ struct CarrelCommand: ParsableCommand {
             logger.info("no policy file at \(PolicyFile.defaultPath): running under the built-in policy: \(loaded.policy.summary)")
         }
         if let role = printGlobals {
-            // The assessment global goes to the roles the policy entitles, as in Server.
-            let standard = GlobalAccess.standard
-            let access = GlobalAccess(classes: standard.classes, rolesByClass: standard.rolesByClass.merging(
-                [.assessment: loaded.policy.session.entitledRoles]) { $1 })
-            for name in access.visibleInterfaces(for: role.role) { print(name) }
+            // As Server shapes the table: the policy's capture and assessment roles.
+            for name in GlobalAccess.standard.applying(loaded.policy).visibleInterfaces(for: role.role) { print(name) }
             return
         }
-        let options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level, windowSize: windowSize.size,
+        var options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level, windowSize: windowSize.size,
                                         policy: loaded.policy)
+        if kiosk { options.kiosk.enabled = true }
+        if options.kiosk.enabled && app.isEmpty {
+            fputs("carrel: the policy enables Single App Mode ([kiosk] enabled = true) but no app was given: carrel -- APP [ARGS...]\n", stderr)
+            throw ExitCode(2)
+        }
+        if options.kiosk.enabled && assessmentMode != nil {
+            fputs("carrel: the policy enables Single App Mode ([kiosk] enabled = true), which --assessment cannot be combined with yet; use one\n", stderr)
+            throw ExitCode(2)
+        }
+        options.assessmentMode = assessmentMode
         let server: Server
         do {
             server = try Server(options: options, logger: logger)
@@ -108,6 +146,48 @@ struct CarrelCommand: ParsableCommand {
         }
         server.shutdown()
         throw ExitCode(status)
+    }
+}
+
+extension CarrelCommand {
+    /// `--assessment=FILE` is `--assessment --assessment-config FILE`:
+    /// ArgumentParser has no option whose value is optional. Only arguments
+    /// before `--` are Carrel's; the app's are left alone.
+    static func normalised(_ arguments: [String]) -> [String] {
+        let end = arguments.firstIndex(of: "--") ?? arguments.endIndex
+        var result: [String] = []
+        for argument in arguments[..<end] {
+            if argument.hasPrefix("--assessment=") {
+                result += ["--assessment", "--assessment-config", String(argument.dropFirst("--assessment=".count))]
+            } else {
+                result.append(argument)
+            }
+        }
+        return result + arguments[end...]
+    }
+
+    struct FileError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    static func readFile(_ path: String) throws -> String {
+        guard let file = fopen(path, "r") else {
+            throw FileError(description: "\(path): cannot read it: \(String(cString: strerror(errno)))")
+        }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = fread(&buffer, 1, buffer.count, file)
+            if count > 0 { bytes += buffer[0..<count] }
+            if count < buffer.count { break }
+            guard bytes.count <= 1 << 20 else { throw FileError(description: "\(path): larger than 1 MiB; is it the right file?") }
+        }
+        if ferror(file) != 0 { throw FileError(description: "\(path): read error") }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw FileError(description: "\(path): not UTF-8 text")
+        }
+        return text
     }
 }
 

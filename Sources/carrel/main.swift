@@ -10,4 +10,4 @@ pthread_sigmask(SIG_BLOCK, &handledSignals, nil)
 // A client that disconnects mid-write must not kill the compositor.
 signal(SIGPIPE, SIG_IGN)
 
-CarrelCommand.main()
+CarrelCommand.main(CarrelCommand.normalised(Array(CommandLine.arguments.dropFirst())))

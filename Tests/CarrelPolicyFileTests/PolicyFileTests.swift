@@ -86,6 +86,7 @@ let invalidValues: [Invalid] = [
     Invalid("[kiosk]\nmaximum_backoff_ms = 600001", "kiosk.maximum_backoff_ms", line: 2, "from 10 to 600000"),
     Invalid("[kiosk]\ninitial_backoff_ms = 500\nmaximum_backoff_ms = 400", "kiosk.maximum_backoff_ms", line: 3, "at least initial_backoff_ms (500), got 400"),
     Invalid("[kiosk]\ninitial_backoff_ms = 20000", "kiosk.initial_backoff_ms", line: 2, "must not exceed maximum_backoff_ms (10000 by default)"),
+    Invalid("[kiosk]\nstability_window_ms = 999", "kiosk.stability_window_ms", line: 2, "from 1000 to 3600000, got 999"),
     Invalid("[kiosk]\nenabled = \"true\"", "kiosk.enabled", line: 2, "true or false, got \"true\""),
     Invalid("[kiosk]\nenable = true", "kiosk.enable", line: 2, "unknown key", "enabled, maximum_relaunches"),
     Invalid("kiosk = 5", "kiosk", line: 1, "must be a table ([kiosk]), got 5"),
@@ -170,6 +171,7 @@ struct PolicyFileTests {
             maximum_relaunches = 0
             initial_backoff_ms = 100
             maximum_backoff_ms = 100
+            stability_window_ms = 5000
 
             [app_lock]
             allowed_executables = ["/usr/bin/exam-browser", "/opt/quiz/bin/quiz"]
@@ -195,7 +197,7 @@ struct PolicyFileTests {
         #expect(policy.emergencyBinding == KeyCombination(modifiers: [.ctrl, .alt, .shift], keyName: "Escape"))
         #expect(policy.outputs == OutputPolicy(allowHotplugDuringSession: true, curtainColour: 0x1A2B3C))
         #expect(policy.kiosk == KioskPolicy(enabled: true, maximumRelaunches: 0, initialBackoff: .milliseconds(100),
-                                            maximumBackoff: .milliseconds(100)))
+                                            maximumBackoff: .milliseconds(100), stabilityWindow: .seconds(5)))
         #expect(policy.appLock == AppLockPolicy(allowedExecutables: ["/usr/bin/exam-browser", "/opt/quiz/bin/quiz"],
                                                 requireConfirmation: true, bannerDuration: .seconds(7)))
         #expect(policy.guidedAccess == GuidedAccessPolicy(passcodeHash: hash,

@@ -127,13 +127,18 @@ public struct KioskPolicy: Sendable, Equatable {
     /// The first back-off; each further relaunch doubles it, up to the maximum.
     public var initialBackoff: Duration
     public var maximumBackoff: Duration
+    /// A run that lived at least this long was no crash loop: it resets the
+    /// relaunch count and the back-off.
+    public var stabilityWindow: Duration
 
     public init(enabled: Bool = false, maximumRelaunches: Int = 5,
-                initialBackoff: Duration = .milliseconds(250), maximumBackoff: Duration = .seconds(10)) {
+                initialBackoff: Duration = .milliseconds(250), maximumBackoff: Duration = .seconds(10),
+                stabilityWindow: Duration = .seconds(30)) {
         self.enabled = enabled
         self.maximumRelaunches = maximumRelaunches
         self.initialBackoff = initialBackoff
         self.maximumBackoff = maximumBackoff
+        self.stabilityWindow = stabilityWindow
     }
 }
 

@@ -72,6 +72,14 @@ public struct GlobalAccess: Sendable, Equatable {
         return GlobalAccess(classes: classes, rolesByClass: roles)
     }
 
+    /// The table as an administrator's policy shapes it: capture per its
+    /// `[capture]`, the assessment global to the roles its session entitles.
+    public func applying(_ policy: Policy) -> GlobalAccess {
+        var roles = applying(policy.capture).rolesByClass
+        roles[.assessment] = policy.session.entitledRoles
+        return GlobalAccess(classes: classes, rolesByClass: roles)
+    }
+
     /// The interfaces a role sees, sorted; what `wayland-info` should list.
     public func visibleInterfaces(for role: Role) -> [String] {
         classes.keys.filter { decision(interface: $0, role: role).isVisible }.sorted()
