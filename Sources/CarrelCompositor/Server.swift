@@ -17,15 +17,23 @@ public struct CompositorOptions {
     public var windowSize: Size
     /// Who may lock, time limits, participants, the bounded wait for `began`.
     public var sessionPolicy: SessionPolicy
+    /// Where the admin control socket lives and who may use it.
+    public var control: ControlPolicy
+    /// Whether Carrel must stop when the control socket cannot be opened
+    /// (a path given on the command line); otherwise it logs and runs without.
+    public var requireControlSocket: Bool
 
     public init(app: [String], readyFD: Int32?, access: GlobalAccess = .standard, logLevel: Logger.Level = .info,
-                windowSize: Size = Size(width: 1280, height: 720), sessionPolicy: SessionPolicy = SessionPolicy()) {
+                windowSize: Size = Size(width: 1280, height: 720), sessionPolicy: SessionPolicy = SessionPolicy(),
+                control: ControlPolicy = Policy.builtIn.control, requireControlSocket: Bool = false) {
         self.app = app
         self.readyFD = readyFD
         self.access = access
         self.logLevel = logLevel
         self.windowSize = windowSize
         self.sessionPolicy = sessionPolicy
+        self.control = control
+        self.requireControlSocket = requireControlSocket
     }
 }
 
@@ -44,11 +52,12 @@ public final class Server {
     let outputLayout: UnsafeMutablePointer<wlr_output_layout>
     let xdgShell: UnsafeMutablePointer<wlr_xdg_shell>
     private(set) var input: Input!
-    private var assessment: AssessmentService!
+    private(set) var assessment: AssessmentService!
+    private var controlSocket: ControlSocket?
     /// The restrictions of the session pending or active, if any.
     private var restrictions: RestrictionSet?
     let logger: Logger
-    private let options: CompositorOptions
+    let options: CompositorOptions
     private let roles: ClientRoles
     /// Scene layers, bottom to top: untrusted clients' windows under the app's.
     private let untrustedLayer: UnsafeMutablePointer<wlr_scene_tree>
@@ -152,6 +161,7 @@ public final class Server {
             throw CompositorError.backend("the backend did not start (no seat, no outputs, or no access to them)")
         }
         installSignalHandlers()
+        controlSocket = try openControlSocket()
         if OutputHotplugHook.isEnabled {
             hotplugHook = OutputHotplugHook(display: display, backend: backend)
             logger.warning("test hook on: SIGUSR1 plugs and SIGUSR2 unplugs a headless output")
@@ -217,6 +227,8 @@ public final class Server {
             app.terminate(grace: 2.0)
             self.app = nil
         }
+        controlSocket?.close()
+        controlSocket = nil
         assessment.shutdown()
         for source in signalSources { wl_event_source_remove(source) }
         signalSources.removeAll()

@@ -37,10 +37,16 @@ struct CarrelCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Print the globals a role sees (app, participant, untrusted), one per line, and exit.", valueName: "role"))
     var printGlobals: RoleArgument?
 
+    @Option(name: .long, help: ArgumentHelp("The admin control socket carrelctl uses (default \(ControlPolicy.defaultSocketPath)); Carrel stops if it cannot open it.", valueName: "path"))
+    var controlSocket: String?
+
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The exam app and its arguments, after --.", valueName: "app"))
     var app: [String] = []
 
     func validate() throws {
+        if let path = controlSocket, !path.hasPrefix("/") {
+            throw ValidationError("--control-socket \(path) is not an absolute path; give a full path such as /run/carrel/control.sock")
+        }
         if let fd = readyFd, fcntl(fd, F_GETFD) < 0 {
             throw ValidationError("--ready-fd \(fd) is not an open file descriptor; pass one the parent opened for Carrel")
         }
@@ -58,7 +64,11 @@ struct CarrelCommand: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "carrel")
-        let options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level, windowSize: windowSize.size)
+        var options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level, windowSize: windowSize.size)
+        if let controlSocket {
+            options.control.socketPath = controlSocket
+            options.requireControlSocket = true
+        }
         let server: Server
         do {
             server = try Server(options: options, logger: logger)
