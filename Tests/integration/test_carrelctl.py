@@ -364,3 +364,41 @@ def test_permission_denied_for_another_user(carrel, control_dir, carrelctl, logd
         f"no log line for the refusal\n{c.evidence()}"
     assert ctl.status()["state"] == "none", "root was refused after the refusals"
     assert c.alive(), c.evidence()
+
+
+def _start_failing(carrel, path: Path):
+    c = carrel.start(app=["sleep", "300"], args=["--control-socket", str(path)], wait_ready=False)
+    status = c.wait_exit()
+    return status, c.stderr_path.read_text(errors="replace")
+
+
+def test_an_unsafe_socket_directory_or_a_live_socket_stops_carrel(carrel, control_dir, carrelctl,
+                                                                  logdir, logs):
+    # A directory anyone may write to: someone could replace the socket.
+    shared = control_dir / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    status, err = _start_failing(carrel, shared / "control.sock")
+    assert status == 1, f"carrel exited {status} with a world-writable socket directory\n{err[-2000:]}"
+    assert "writable by group or others" in err, err[-2000:]
+
+    # A socket a running carrel serves is not taken over; the first one keeps it.
+    path = control_dir / "ctl" / "control.sock"
+    first = carrel.start(app=["sleep", "300"], args=["--control-socket", str(path)])
+    status, err = _start_failing(carrel, path)
+    assert status == 1 and "already serves" in err, f"second carrel: {status}\n{err[-2000:]}"
+    assert Ctl(carrelctl, path, logdir, logs).status()["state"] == "none"
+    assert first.alive(), first.evidence()
+
+    # A stale socket (its carrel was killed) is replaced.
+    first.proc.kill()
+    first.wait_exit()
+    assert path.exists(), "a killed carrel cannot have removed its socket"
+    second = carrel.start(app=["sleep", "300"], args=["--control-socket", str(path)])
+    assert Ctl(carrelctl, path, logdir, logs).status()["state"] == "none"
+    assert second.alive(), second.evidence()
+
+
+def test_relative_control_socket_path_is_refused(carrel_bin):
+    r = h.run_carrel_cli(["--control-socket", "control.sock"])
+    assert r.returncode == 64 and "not an absolute path" in r.stderr, (r.returncode, r.stderr)
