@@ -38,6 +38,7 @@ final class ControlSocket {
     /// Device and inode of the socket file bound, so `close` unlinks only ours.
     private var boundFile: (dev: UInt64, ino: UInt64)?
     private var createdDirectory: String?
+    private var resumeTimer: OpaquePointer?
 
     /// Creates the directory if needed, binds and listens. Throws a
     /// `CompositorError.control` that says what was wrong and what to do.
@@ -185,7 +186,10 @@ final class ControlSocket {
     private func acceptConnections() {
         while true {
             let fd = accept(listenFD, nil, nil)
-            if fd < 0 { return }
+            if fd < 0 {
+                if errno == EMFILE || errno == ENFILE { pauseAccepting() }
+                return
+            }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
             guard let peer = Self.peerCredentials(fd) else {
@@ -207,6 +211,22 @@ final class ControlSocket {
                 add(Connection(fd: fd, peer: "pid \(peer.pid) uid \(peer.uid)"))
             }
         }
+    }
+
+    /// Out of file descriptors: the pending connection would wake the
+    /// (level-triggered) loop again at once, so accepting pauses for a second.
+    private func pauseAccepting() {
+        guard let source = acceptSource, resumeTimer == nil else { return }
+        logger.error("control: out of file descriptors; not accepting control connections for 1 s")
+        wl_event_source_fd_update(source, 0)
+        resumeTimer = wl_event_loop_add_timer(loop, { data in
+            let socket = Unmanaged<ControlSocket>.fromOpaque(data!).takeUnretainedValue()
+            if let timer = socket.resumeTimer { wl_event_source_remove(timer) }
+            socket.resumeTimer = nil
+            if let source = socket.acceptSource { wl_event_source_fd_update(source, UInt32(WL_EVENT_READABLE)) }
+            return 0
+        }, Unmanaged.passUnretained(self).toOpaque())
+        if let timer = resumeTimer { wl_event_source_timer_update(timer, 1000) }
     }
 
     /// SO_PEERCRED (pid, uid, gid as the kernel recorded them at connect)
@@ -373,6 +393,8 @@ final class ControlSocket {
         for connection in Array(connections.values) { drop(connection) }
         if let source = acceptSource { wl_event_source_remove(source) }
         acceptSource = nil
+        if let timer = resumeTimer { wl_event_source_remove(timer) }
+        resumeTimer = nil
         if listenFD >= 0 { Glibc.close(listenFD) }
         listenFD = -1
         var info = stat()
