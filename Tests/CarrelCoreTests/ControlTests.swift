@@ -44,6 +44,7 @@ struct ControlTests {
             (#"{"verb":"status"}"#, .badRequest, "\"command\""),
             (#"{"command":7}"#, .badRequest, "\"command\""),
             (#"{"command":"reboot"}"#, .unknownCommand, "known: status, end, extend"),
+            (#"{"command":"re\nboot"}"#, .unknownCommand, "\"re?boot\""),
             (#"{"command":"end"}"#, .badRequest, "needs a \"reason\""),
             (#"{"command":"end","reason":"   "}"#, .badArgument, "empty"),
             (#"{"command":"end","reason":"two\nlines"}"#, .badArgument, "control characters"),

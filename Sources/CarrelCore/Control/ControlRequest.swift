@@ -76,7 +76,11 @@ public enum ControlRequest: Sendable, Hashable {
             }
             return validateMinutes(minutes).map { .extend(minutes: $0) }
         default:
-            return .failure(ControlFailure(.unknownCommand, "unknown command \"\(wire.command.prefix(64))\"; known: status, end, extend"))
+            // Echoed for the log too: control characters become "?".
+            let shown = String(String.UnicodeScalarView(wire.command.unicodeScalars.prefix(64).map {
+                $0.properties.generalCategory == .control ? "?" : $0
+            }))
+            return .failure(ControlFailure(.unknownCommand, "unknown command \"\(shown)\"; known: status, end, extend"))
         }
     }
 
