@@ -402,3 +402,27 @@ def test_an_unsafe_socket_directory_or_a_live_socket_stops_carrel(carrel, contro
 def test_relative_control_socket_path_is_refused(carrel_bin):
     r = h.run_carrel_cli(["--control-socket", "control.sock"])
     assert r.returncode == 64 and "not an absolute path" in r.stderr, (r.returncode, r.stderr)
+
+
+def test_connections_are_capped_and_a_freed_slot_is_reused(ctl_world):
+    world, ctl = ctl_world
+    held = []
+    for _ in range(8):  # ControlSocket.maximumConnections
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(10)
+        s.connect(str(ctl.socket_path))
+        s.sendall(b'{"command":"status"}\n')
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = s.recv(65536)
+            assert chunk, "a held connection was closed"
+            data += chunk
+        assert json.loads(data)["ok"] is True
+        held.append(s)
+    r = ctl.run("status")
+    assert r.returncode == EXIT_UNAVAILABLE and "already open" in r.stderr, (r.returncode, r.stderr)
+    held.pop().close()
+    assert h.wait_until(lambda: ctl.run("status").returncode == 0, 5), "the freed slot was not reused"
+    for s in held:
+        s.close()
+    world.alive()
