@@ -30,6 +30,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "carrel", targets: ["carrel"]),
+        .executable(name: "carrelctl", targets: ["carrelctl"]),
         .library(name: "CarrelCore", targets: ["CarrelCore"]),
         .library(name: "AssessmentKit", targets: ["AssessmentKit"]),
     ],
@@ -87,6 +88,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: cSideSettings
+        ),
+        // The administrator's control tool (issue 5): talks to carrel's control socket.
+        .executableTarget(
+            name: "carrelctl",
+            dependencies: ["CarrelCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // A small Wayland client for tests and benchmarks: paints a solid colour
         // or animates, and timestamps its milestones with CLOCK_MONOTONIC.

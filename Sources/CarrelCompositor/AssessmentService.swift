@@ -217,6 +217,33 @@ final class AssessmentService {
         global = nil
     }
 
+    // MARK: - Administrator (carrelctl)
+
+    /// The `status` report: the session with its owner's pid and role.
+    func controlStatus(mode: String, clients: [Role: Int]) -> ControlStatus {
+        ControlStatus(mode: mode, invigilator: invigilator, now: Self.now(), owner: { [self] _ in
+            guard let live = invigilator.liveSessionID, let resource = sessions[live]?.resource else { return (nil, nil) }
+            let client = wl_resource_get_client(resource)!
+            var pid: pid_t = 0
+            wl_client_get_credentials(client, &pid, nil, nil)
+            return (pid, server.role(of: client))
+        }, clients: clients)
+    }
+
+    /// `end --reason`: the live session hears `interrupted(administrative)`.
+    func administrativeEnd(reason: String) throws(ControlFailure) -> ControlOutcome {
+        let (outcome, effects) = try invigilator.administrativeEnd(reason: reason)
+        process(effects)
+        return outcome
+    }
+
+    /// `extend MINUTES`: more time for the active session.
+    func extendTimeLimit(byMinutes minutes: Int) throws(ControlFailure) -> ControlOutcome {
+        let (outcome, effects) = try invigilator.extendTimeLimit(byMinutes: minutes, now: Self.now())
+        process(effects)
+        return outcome
+    }
+
     // MARK: - Effects
 
     private func process(_ effects: [SessionEffect]) {

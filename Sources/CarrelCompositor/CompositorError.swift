@@ -4,6 +4,7 @@ public enum CompositorError: Error, CustomStringConvertible {
     case socket(String)
     case launch(String)
     case configuration(String)
+    case control(String)
 
     public var description: String {
         switch self {
@@ -11,6 +12,7 @@ public enum CompositorError: Error, CustomStringConvertible {
         case .socket(let m): return "cannot open a Wayland socket: \(m)"
         case .launch(let m): return "cannot launch the app: \(m)"
         case .configuration(let m): return "invalid configuration: \(m)"
+        case .control(let m): return "cannot open the control socket: \(m)"
         }
     }
 }

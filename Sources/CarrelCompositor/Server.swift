@@ -32,15 +32,25 @@ public struct CompositorOptions {
     /// `--assessment`: begin a session on the app's behalf when its first
     /// window maps, with this configuration; nil: off.
     public var assessmentMode: AssessmentConfiguration?
+    /// Where the admin control socket lives and who may use it: the
+    /// policy's `[control]`, or `--control-socket`.
+    public var control: ControlPolicy {
+        get { policy.control }
+        set { policy.control = newValue }
+    }
+    /// Whether Carrel must stop when the control socket cannot be opened
+    /// (a path given on the command line); otherwise it logs and runs without.
+    public var requireControlSocket: Bool
 
     public init(app: [String], readyFD: Int32?, access: GlobalAccess = .standard, logLevel: Logger.Level = .info,
-                windowSize: Size = Size(width: 1280, height: 720), policy: Policy = .builtIn) {
+                windowSize: Size = Size(width: 1280, height: 720), policy: Policy = .builtIn, requireControlSocket: Bool = false) {
         self.app = app
         self.readyFD = readyFD
         self.access = access
         self.logLevel = logLevel
         self.windowSize = windowSize
         self.policy = policy
+        self.requireControlSocket = requireControlSocket
     }
 }
 
@@ -64,10 +74,11 @@ public final class Server {
     private(set) var screencopy: UnsafeMutablePointer<wlr_screencopy_manager_v1>?
     /// The emergency binding with its key resolved by xkbcommon.
     private(set) var emergencyBinding: EmergencyBinding?
+    private var controlSocket: ControlSocket?
     /// The restrictions of the session pending or active, if any.
     private var restrictions: RestrictionSet?
     let logger: Logger
-    private let options: CompositorOptions
+    let options: CompositorOptions
     private let roles: ClientRoles
     /// Scene layers, bottom to top: untrusted clients' windows under the app's.
     private let untrustedLayer: UnsafeMutablePointer<wlr_scene_tree>
@@ -195,6 +206,7 @@ public final class Server {
             throw CompositorError.backend("the backend did not start (no seat, no outputs, or no access to them)")
         }
         installSignalHandlers()
+        controlSocket = try openControlSocket()
         if OutputHotplugHook.isEnabled {
             hotplugHook = OutputHotplugHook(display: display, backend: backend)
             logger.warning("test hook on: SIGUSR1 plugs and SIGUSR2 unplugs a headless output")
@@ -277,6 +289,8 @@ public final class Server {
             app.terminate(grace: 2.0)
             self.app = nil
         }
+        controlSocket?.close()
+        controlSocket = nil
         assessment.shutdown()
         for source in signalSources { wl_event_source_remove(source) }
         signalSources.removeAll()

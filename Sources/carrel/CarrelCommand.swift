@@ -60,10 +60,16 @@ struct CarrelCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The --assessment session's configuration (implies --assessment): a TOML file with time_limit_minutes (or time_limit_seconds) and allow = [feature names]. Same as --assessment=FILE.", valueName: "file"))
     var assessmentConfig: String?
 
+    @Option(name: .long, help: ArgumentHelp("The admin control socket carrelctl uses (default \(ControlPolicy.defaultSocketPath)); Carrel stops if it cannot open it.", valueName: "path"))
+    var controlSocket: String?
+
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The exam app and its arguments, after --.", valueName: "app"))
     var app: [String] = []
 
     func validate() throws {
+        if let path = controlSocket, !path.hasPrefix("/") {
+            throw ValidationError("--control-socket \(path) is not an absolute path; give a full path such as /run/carrel/control.sock")
+        }
         if let fd = readyFd, fcntl(fd, F_GETFD) < 0 {
             throw ValidationError("--ready-fd \(fd) is not an open file descriptor; pass one the parent opened for Carrel")
         }
@@ -129,6 +135,10 @@ struct CarrelCommand: ParsableCommand {
             throw ExitCode(2)
         }
         options.assessmentMode = assessmentMode
+        if let controlSocket {
+            options.control.socketPath = controlSocket
+            options.requireControlSocket = true
+        }
         let server: Server
         do {
             server = try Server(options: options, logger: logger)

@@ -244,6 +244,71 @@ public struct Invigilator: Sendable {
         return interrupt(live.id, .administrative, message: message)
     }
 
+    // MARK: - Requests from the administrator (carrelctl)
+
+    /// `carrelctl end --reason TEXT`: the live session hears
+    /// `interrupted(administrative)` with `reason` (or fails with `cancelled`
+    /// if it has not begun). Throws when there is no session to end.
+    public mutating func administrativeEnd(reason text: String) throws(ControlFailure)
+        -> (outcome: ControlOutcome, effects: [SessionEffect])
+    {
+        let reason: String
+        switch ControlRequest.validateReason(text) {
+        case .success(let valid): reason = valid
+        case .failure(let failure): throw failure
+        }
+        guard let live = liveSession else {
+            throw ControlFailure(.noSession, "no session is pending or active; there is nothing to end")
+        }
+        return (ControlOutcome(session: live.id.raw, message: reason), administrativeInterrupt(reason))
+    }
+
+    /// `carrelctl extend MINUTES`: adds time to the active session's limit
+    /// and re-arms its timer. All or nothing: a refusal changes nothing.
+    public mutating func extendTimeLimit(byMinutes minutes: Int, now: Instant) throws(ControlFailure)
+        -> (outcome: ControlOutcome, effects: [SessionEffect])
+    {
+        if case .failure(let failure) = ControlRequest.validateMinutes(minutes) { throw failure }
+        guard var record = liveSession else {
+            throw ControlFailure(.noSession, "no session is pending or active; there is nothing to extend")
+        }
+        let id = record.id
+        switch record.phase {
+        case .active:
+            break
+        case .interrupted(let reason):
+            throw ControlFailure(.wrongState, "\(id) was interrupted (\(reason)); extending would not resume it — the app has to end it")
+        default:
+            throw ControlFailure(.wrongState, "\(id) has not begun yet (\(record.phase)); extend it once it is active")
+        }
+        guard let began = record.beganAt else {
+            throw ControlFailure(.wrongState, "\(id) has no start time; extend it once it is active")
+        }
+        let added = UInt32(minutes * 60)
+        let maximum = policy.effectiveMaximumTimeLimit
+        let (newLimit, overflow) = record.timeLimit.addingReportingOverflow(added)
+        guard !overflow, newLimit <= maximum else {
+            let room = maximum > record.timeLimit ? (maximum - record.timeLimit) / 60 : 0
+            throw ControlFailure(.aboveMaximum, "extending \(id) by \(minutes) min would make its time limit \(UInt64(record.timeLimit) + UInt64(added)) s, above the policy's maximum of \(maximum) s; at most \(room) more minutes are possible")
+        }
+        let deadline = began.advanced(bySeconds: newLimit)
+        record.timeLimit = newLimit
+        record.addedTime += added
+        record.timeLimitDeadline = deadline
+        sessions[id] = record
+        let left = UInt64(deadline.duration(since: now).components.seconds)
+        let outcome = ControlOutcome(session: id.raw, addedSeconds: added, timeLimitSeconds: newLimit, timeLeftSeconds: left)
+        return (outcome, [.armTimeLimit(id, deadline: deadline),
+                          log(.notice, "\(id) of \(record.owner): extended by an administrator by \(added) s to \(newLimit) s, until \(deadline)")])
+    }
+
+    /// The time limit for `configuration` plus what an administrator added,
+    /// never above the policy's maximum.
+    private func limit(for configuration: AssessmentConfiguration, added: UInt32) -> UInt32 {
+        let (sum, overflow) = policy.timeLimit(for: configuration).addingReportingOverflow(added)
+        return overflow ? policy.effectiveMaximumTimeLimit : min(sum, max(policy.effectiveMaximumTimeLimit, policy.timeLimit(for: configuration)))
+    }
+
     /// The compositor is shutting down: the live session is interrupted (or
     /// fails if it has not begun) and no new session may begin. Exiting the
     /// compositor then restores everything.
@@ -317,7 +382,7 @@ public struct Invigilator: Sendable {
         guard var record = sessions[id] else { return [] }
         let previous = record.configuration
         record.configuration = configuration
-        record.timeLimit = policy.timeLimit(for: configuration)
+        record.timeLimit = limit(for: configuration, added: record.addedTime)
         var effects: [SessionEffect] = [.send(id, .updated), log(.info, "\(id): updated from \(previous) to \(configuration)")]
         var expired = false
         if let began = record.beganAt, let armed = record.timeLimitDeadline {

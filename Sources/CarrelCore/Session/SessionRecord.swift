@@ -6,8 +6,11 @@ public struct SessionRecord: Sendable, Hashable {
     /// The configuration in force (an update replaces it only once applied).
     public internal(set) var configuration: AssessmentConfiguration
     /// The resolved time limit in seconds (the policy's default if the
-    /// configuration names none).
+    /// configuration names none), extensions included.
     public internal(set) var timeLimit: UInt32
+    /// Seconds an administrator added with `carrelctl extend`; kept across
+    /// updates (they re-derive `timeLimit` from the configuration).
+    public internal(set) var addedTime: UInt32 = 0
     /// When `began` was sent; the time limit counts from here.
     public internal(set) var beganAt: Instant?
     /// When the time limit passes, while its timer is armed; `nil` before

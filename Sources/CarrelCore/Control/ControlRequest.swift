@@ -1,0 +1,114 @@
+import FoundationEssentials
+
+/// One request on Carrel's admin control socket (`carrelctl`): a JSON object
+/// on one line, answered by one `ControlResponse` line.
+///
+/// ```
+/// {"command":"status"}
+/// {"command":"end","reason":"fire alarm"}
+/// {"command":"extend","minutes":15}
+/// ```
+///
+/// Parsing validates everything a request carries, so the compositor only
+/// ever acts on a well-formed request; a bad one gets a `ControlFailure`
+/// saying what was wrong and what is allowed.
+public enum ControlRequest: Sendable, Hashable {
+    /// Report the mode, the session and the clients.
+    case status
+    /// Interrupt the live session: the app hears `interrupted(administrative)`
+    /// with `reason` as the message.
+    case end(reason: String)
+    /// Add `minutes` to the active session's time limit.
+    case extend(minutes: Int)
+
+    /// The longest request line the compositor reads, newline excluded.
+    public static let maximumLineLength = 4096
+    /// The longest `end` reason, in bytes of UTF-8.
+    public static let maximumReasonLength = 512
+    /// The minutes one `extend` may add.
+    public static let minutesRange = 1...600
+
+    public var command: String {
+        switch self {
+        case .status: return "status"
+        case .end: return "end"
+        case .extend: return "extend"
+        }
+    }
+
+    /// The wire form: one JSON object, no newline.
+    public var line: String {
+        var wire = Wire(command: command)
+        switch self {
+        case .status: break
+        case .end(let reason): wire.reason = reason
+        case .extend(let minutes): wire.minutes = minutes
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        // Encoding a struct of strings and integers cannot fail.
+        let data = (try? encoder.encode(wire)) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Parses one request line (without its newline).
+    public static func parse(_ line: some Collection<UInt8>) -> Result<ControlRequest, ControlFailure> {
+        guard line.count <= maximumLineLength else {
+            return .failure(ControlFailure(.badRequest, "request is \(line.count) bytes; the limit is \(maximumLineLength)"))
+        }
+        let wire: Wire
+        do {
+            wire = try JSONDecoder().decode(Wire.self, from: Data(line))
+        } catch {
+            return .failure(ControlFailure(.badRequest, "request is not a JSON object with a string \"command\"; send e.g. {\"command\":\"status\"}"))
+        }
+        switch wire.command {
+        case "status":
+            return .success(.status)
+        case "end":
+            guard let reason = wire.reason else {
+                return .failure(ControlFailure(.badRequest, "end needs a \"reason\": the message the exam app is shown"))
+            }
+            return validateReason(reason).map { .end(reason: $0) }
+        case "extend":
+            guard let minutes = wire.minutes else {
+                return .failure(ControlFailure(.badRequest, "extend needs \"minutes\", a whole number from \(minutesRange.lowerBound) to \(minutesRange.upperBound)"))
+            }
+            return validateMinutes(minutes).map { .extend(minutes: $0) }
+        default:
+            // Echoed for the log too: control characters become "?".
+            let shown = String(String.UnicodeScalarView(wire.command.unicodeScalars.prefix(64).map {
+                $0.properties.generalCategory == .control ? "?" : $0
+            }))
+            return .failure(ControlFailure(.unknownCommand, "unknown command \"\(shown)\"; known: status, end, extend"))
+        }
+    }
+
+    /// A reason must say something, fit the limit and be one line of text.
+    public static func validateReason(_ reason: String) -> Result<String, ControlFailure> {
+        let trimmed = String(reason.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+        if trimmed.isEmpty {
+            return .failure(ControlFailure(.badArgument, "the reason is empty; say why the session ends (the exam app shows it)"))
+        }
+        if trimmed.utf8.count > maximumReasonLength {
+            return .failure(ControlFailure(.badArgument, "the reason is \(trimmed.utf8.count) bytes; the limit is \(maximumReasonLength)"))
+        }
+        if trimmed.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            return .failure(ControlFailure(.badArgument, "the reason contains control characters (newline, tab, ...); use one line of plain text"))
+        }
+        return .success(trimmed)
+    }
+
+    public static func validateMinutes(_ minutes: Int) -> Result<Int, ControlFailure> {
+        guard minutesRange.contains(minutes) else {
+            return .failure(ControlFailure(.badArgument, "\(minutes) minutes is out of range; extend by \(minutesRange.lowerBound) to \(minutesRange.upperBound) minutes"))
+        }
+        return .success(minutes)
+    }
+
+    private struct Wire: Codable {
+        var command: String
+        var reason: String?
+        var minutes: Int?
+    }
+}

@@ -1,0 +1,140 @@
+/// The answer to `status`: the mode, the session (if any) with its app, time
+/// and restrictions, and the connected Wayland clients by role. Encoded with
+/// snake_case keys (see `ControlResponse.line`).
+public struct ControlStatus: Sendable, Hashable, Codable {
+    /// How Carrel runs: "standard" (an exam app that speaks the protocol).
+    public var mode: String
+    /// "none", "beginning" (pending), "active", or "ending" (interrupted:
+    /// restrictions hold until the app ends the session).
+    public var state: String
+    public var session: Session?
+    /// The restriction set in force; nil while none holds.
+    public var restrictions: Restrictions?
+    /// Connected Wayland clients per role ("app", "participant", "untrusted").
+    public var clients: [String: Int]
+
+    public struct Session: Sendable, Hashable, Codable {
+        /// The session's number, as in Carrel's log ("session 3").
+        public var id: UInt64
+        /// The exact phase, e.g. "active" or "interrupted(administrative)".
+        public var phase: String
+        public var app: App
+        public var participants: [String]
+        /// The time limit in seconds, extensions included.
+        public var timeLimitSeconds: UInt32
+        /// Seconds added by `extend`.
+        public var addedSeconds: UInt32
+        /// Seconds until the time limit passes; nil before `began`.
+        public var timeLeftSeconds: UInt64?
+
+        private enum CodingKeys: String, CodingKey {
+            case id, phase, app, participants, timeLimitSeconds, addedSeconds, timeLeftSeconds
+        }
+
+        /// `time_left_seconds` is `null` before `began`, never missing.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(phase, forKey: .phase)
+            try container.encode(app, forKey: .app)
+            try container.encode(participants, forKey: .participants)
+            try container.encode(timeLimitSeconds, forKey: .timeLimitSeconds)
+            try container.encode(addedSeconds, forKey: .addedSeconds)
+            try container.encode(timeLeftSeconds, forKey: .timeLeftSeconds)
+        }
+    }
+
+    /// The client that owns the session.
+    public struct App: Sendable, Hashable, Codable {
+        /// Carrel's id for the Wayland connection.
+        public var client: UInt64
+        /// The process at the other end of the connection, if known.
+        public var pid: Int32?
+        /// The role its socket gave it ("unknown" if it is gone).
+        public var role: String
+
+        private enum CodingKeys: String, CodingKey { case client, pid, role }
+
+        /// `pid` is `null` when unknown, never missing.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(client, forKey: .client)
+            try container.encode(pid, forKey: .pid)
+            try container.encode(role, forKey: .role)
+        }
+    }
+
+    public struct Restrictions: Sendable, Hashable, Codable {
+        public var hideUntrustedWindows: Bool
+        public var refuseCapture: Bool
+        public var isolateClipboard: Bool
+        public var inputOnlyToSession: Bool
+        /// Features the session allows (protocol names).
+        public var allowedFeatures: [String]
+        /// Denied features the compositor itself keeps off.
+        public var compositorEnforcedDenials: [String]
+        public var participants: [String]
+
+        public init(_ set: RestrictionSet) {
+            hideUntrustedWindows = set.hideUntrustedWindows
+            refuseCapture = set.refuseCapture
+            isolateClipboard = set.isolateClipboard
+            inputOnlyToSession = set.inputOnlyToSession
+            allowedFeatures = set.allowedFeatures.sorted().map(\.protocolName)
+            compositorEnforcedDenials = set.compositorEnforcedDenials.sorted().map(\.protocolName)
+            participants = set.participants
+        }
+    }
+
+    /// The report for `invigilator`'s state at `now`. `owner` gives the pid
+    /// and role of a session's client (the compositor knows them); `clients`
+    /// counts connections by role.
+    public init(mode: String, invigilator: Invigilator, now: Instant,
+                owner: (ClientID) -> (pid: Int32?, role: Role?),
+                clients: [Role: Int]) {
+        self.mode = mode
+        let live = invigilator.liveSession
+        state = Self.state(of: live?.phase)
+        session = live.map { record in
+            let info = owner(record.owner)
+            var left: UInt64?
+            if record.phase.hasBegun, let began = record.beganAt {
+                let deadline = began.advanced(bySeconds: record.timeLimit)
+                left = UInt64(deadline.duration(since: now).components.seconds)
+            }
+            return Session(id: record.id.raw, phase: record.phase.description,
+                           app: App(client: record.owner.raw, pid: info.pid, role: info.role?.rawValue ?? "unknown"),
+                           participants: record.configuration.participants,
+                           timeLimitSeconds: record.timeLimit, addedSeconds: record.addedTime,
+                           timeLeftSeconds: left)
+        }
+        restrictions = invigilator.restrictionsInForce.map(Restrictions.init)
+        var counts: [String: Int] = [:]
+        for role in Role.allCases { counts[role.rawValue] = clients[role] ?? 0 }
+        self.clients = counts
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case mode, state, session, restrictions, clients
+    }
+
+    /// Every key is always present: no session or no restrictions is `null`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(mode, forKey: .mode)
+        try container.encode(state, forKey: .state)
+        try container.encode(session, forKey: .session)
+        try container.encode(restrictions, forKey: .restrictions)
+        try container.encode(clients, forKey: .clients)
+    }
+
+    /// The coarse state an administrator sees for the live session's phase.
+    public static func state(of phase: SessionPhase?) -> String {
+        switch phase {
+        case nil, .failed?, .ended?: return "none"
+        case .restricting?, .awaitingPresentation?: return "beginning"
+        case .active?: return "active"
+        case .interrupted?: return "ending"
+        }
+    }
+}

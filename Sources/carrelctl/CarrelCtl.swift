@@ -1,0 +1,123 @@
+import ArgumentParser
+import CarrelCore
+import Glibc
+
+/// `carrelctl [--socket PATH] [--json] status | end --reason TEXT | extend MINUTES`
+struct CarrelCtl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "carrelctl",
+        abstract: "Controls a running Carrel through its admin control socket.",
+        discussion: """
+        The socket is --socket PATH, else $CARREL_CONTROL_SOCKET, else \
+        \(ControlPolicy.defaultSocketPath). Only root, members of the group \
+        the policy names ([control] group), or — when Carrel runs \
+        unprivileged — Carrel's own user may use it.
+
+        Exit status: 0 done; 1 Carrel refused the command (no session, \
+        out of range, above the policy's maximum, ...); 64 bad usage; \
+        69 Carrel cannot be reached; 76 an answer carrelctl does not \
+        understand; 77 permission denied.
+        """,
+        version: "0.1.0",
+        subcommands: [Status.self, End.self, Extend.self]
+    )
+
+    /// Also accepted before the command (`carrelctl --json status`).
+    @OptionGroup var options: ControlOptions
+}
+
+/// Options every command takes.
+struct ControlOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("The control socket (default: $CARREL_CONTROL_SOCKET, else \(ControlPolicy.defaultSocketPath)).", valueName: "path"))
+    var socket: String?
+
+    @Flag(name: .long, help: "Print Carrel's answer as one JSON object (errors too).")
+    var json = false
+
+    var socketPath: String {
+        if let socket { return socket }
+        if let value = getenv("CARREL_CONTROL_SOCKET"), value.pointee != 0 { return String(cString: value) }
+        return ControlPolicy.defaultSocketPath
+    }
+}
+
+extension CarrelCtl {
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Shows the mode, the session (app, participants, time left, restrictions) and the clients.")
+
+        @OptionGroup var options: ControlOptions
+
+        func run() throws {
+            try ControlClient(options: options).perform(.status) { response in
+                response.status.map(Report.status) ?? "no status in the answer"
+            }
+        }
+    }
+
+    struct End: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Ends the session: the exam app is told it was interrupted (administrative), with the reason.")
+
+        @OptionGroup var options: ControlOptions
+
+        @Option(name: .long, help: ArgumentHelp("Why; the exam app shows it.", valueName: "text"))
+        var reason: String
+
+        func run() throws {
+            let client = ControlClient(options: options)
+            let reason: String
+            switch ControlRequest.validateReason(self.reason) {
+            case .success(let valid): reason = valid
+            case .failure(let failure): throw client.fail(failure, status: ExitStatus.usage)
+            }
+            try client.perform(.end(reason: reason)) { response in
+                guard let outcome = response.outcome else { return "done" }
+                return "session \(outcome.session) interrupted (administrative): \(outcome.message ?? reason)"
+            }
+        }
+    }
+
+    struct Extend: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Adds minutes (1 to 600) to the active session's time limit, up to the policy's maximum.")
+
+        @OptionGroup var options: ControlOptions
+
+        @Argument(help: ArgumentHelp("Minutes to add, 1 to 600.", valueName: "minutes"))
+        var minutes: String
+
+        func run() throws {
+            let client = ControlClient(options: options)
+            guard let value = Int(minutes) else {
+                throw client.fail(ControlFailure(.badArgument, "\"\(minutes)\" is not a whole number of minutes; extend by 1 to 600"), status: ExitStatus.usage)
+            }
+            if case .failure(let failure) = ControlRequest.validateMinutes(value) {
+                throw client.fail(failure, status: ExitStatus.usage)
+            }
+            try client.perform(.extend(minutes: value)) { response in
+                guard let outcome = response.outcome else { return "done" }
+                return "session \(outcome.session) extended by \(outcome.addedSeconds ?? 0) s: time limit \(outcome.timeLimitSeconds ?? 0) s, \(outcome.timeLeftSeconds ?? 0) s left"
+            }
+        }
+    }
+}
+
+/// carrelctl's exit statuses (sysexits.h values where one fits).
+enum ExitStatus {
+    /// Carrel answered and refused the command.
+    static let refused: Int32 = 1
+    static let usage: Int32 = 64
+    static let unavailable: Int32 = 69
+    static let badResponse: Int32 = 76
+    static let permissionDenied: Int32 = 77
+
+    static func of(_ code: ControlFailureCode) -> Int32 {
+        switch code {
+        case .permissionDenied: return permissionDenied
+        case .unavailable, .busy: return unavailable
+        case .badResponse: return badResponse
+        default: return refused
+        }
+    }
+}

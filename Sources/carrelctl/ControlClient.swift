@@ -1,0 +1,146 @@
+import ArgumentParser
+import CarrelCore
+import Glibc
+
+/// One request to Carrel's control socket and its answer, printed for a
+/// person or as JSON. Every wait is bounded.
+struct ControlClient {
+    let options: ControlOptions
+
+    /// How long carrelctl waits to send its request and for the answer.
+    static let timeoutSeconds = 10
+    /// The longest answer line it reads.
+    static let maximumAnswer = 1 << 20
+
+    /// Sends `request`, prints the answer (`render` for people), and exits
+    /// with the status the answer calls for.
+    func perform(_ request: ControlRequest, render: (ControlResponse) -> String) throws {
+        let line = try exchange(request.line)
+        guard let response = ControlResponse.parse(Array(line.utf8)) else {
+            throw fail(ControlFailure(.badResponse, "Carrel's answer is not a control response: \(line.prefix(200))"), status: ExitStatus.badResponse)
+        }
+        if options.json { print(line) }
+        if let error = response.error ?? (response.ok ? nil : ControlFailure(.badResponse, "Carrel refused without saying why")) {
+            printError(error)
+            throw ExitCode(ExitStatus.of(error.code))
+        }
+        if !options.json { print(render(response)) }
+    }
+
+    /// Prints `failure` (and its JSON form with --json); returns the exit to throw.
+    func fail(_ failure: ControlFailure, status: Int32) -> ExitCode {
+        if options.json { print(ControlResponse.failure(failure).line) }
+        printError(failure)
+        return ExitCode(status)
+    }
+
+    private func printError(_ failure: ControlFailure) {
+        let text = failure.code == .permissionDenied ? "permission denied: \(failure.message)" : failure.message
+        let bytes = Array("carrelctl: \(text)\n".utf8)
+        _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    }
+
+    /// Connects, writes one line, reads one line.
+    private func exchange(_ request: String) throws -> String {
+        let path = options.socketPath
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard path.utf8.count < capacity else {
+            throw fail(ControlFailure(.badArgument, "socket path \(path) is longer than \(capacity - 1) bytes"), status: ExitStatus.usage)
+        }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: path.utf8)
+            raw[path.utf8.count] = 0
+        }
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else {
+            throw fail(ControlFailure(.unavailable, "socket(): \(Self.errorText())"), status: ExitStatus.unavailable)
+        }
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: Self.timeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        if connected != 0 {
+            let error = errno
+            let reason = Self.errorText()
+            if error == EACCES || error == EPERM {
+                throw fail(ControlFailure(.permissionDenied, "cannot connect to \(path): \(reason); run carrelctl as root or as a member of the control group the policy names"), status: ExitStatus.permissionDenied)
+            }
+            throw fail(ControlFailure(.unavailable, "cannot connect to \(path): \(reason); is Carrel running? (choose the socket with --socket PATH or CARREL_CONTROL_SOCKET)"), status: ExitStatus.unavailable)
+        }
+        // A refused connection may be closed before this is written; its
+        // answer is still there to read.
+        let bytes = Array((request + "\n").utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if sent < 0 {
+                if errno == EINTR { continue }
+                break
+            }
+            offset += sent
+        }
+        var answer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while !answer.contains(UInt8(ascii: "\n")) {
+            let count = recv(fd, &chunk, chunk.count, 0)
+            if count < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN || errno == EWOULDBLOCK {
+                    throw fail(ControlFailure(.unavailable, "Carrel did not answer within \(Self.timeoutSeconds) s"), status: ExitStatus.unavailable)
+                }
+                if answer.isEmpty {
+                    throw fail(ControlFailure(.unavailable, "reading Carrel's answer: \(Self.errorText())"), status: ExitStatus.unavailable)
+                }
+                break
+            }
+            if count == 0 { break }
+            answer += chunk[..<count]
+            if answer.count > Self.maximumAnswer {
+                throw fail(ControlFailure(.badResponse, "Carrel's answer is longer than \(Self.maximumAnswer) bytes"), status: ExitStatus.badResponse)
+            }
+        }
+        guard let newline = answer.firstIndex(of: UInt8(ascii: "\n")) else {
+            throw fail(ControlFailure(.unavailable, "Carrel closed the connection without answering"), status: ExitStatus.unavailable)
+        }
+        return String(decoding: answer[..<newline], as: UTF8.self)
+    }
+
+    private static func errorText() -> String { String(cString: strerror(errno)) }
+}
+
+/// Human-readable reports.
+enum Report {
+    static func status(_ status: ControlStatus) -> String {
+        var lines = ["mode: \(status.mode)", "session: \(status.state)"]
+        if let session = status.session {
+            lines[1] += " (session \(session.id), \(session.phase))"
+            let pid = session.app.pid.map { "pid \($0)" } ?? "pid unknown"
+            lines.append("app: \(pid), role \(session.app.role), client \(session.app.client)")
+            lines.append("participants: \(session.participants.isEmpty ? "none" : session.participants.joined(separator: ", "))")
+            let left = session.timeLeftSeconds.map { "\($0) s" } ?? "not started"
+            lines.append("time left: \(left) (limit \(session.timeLimitSeconds) s, \(session.addedSeconds) s added)")
+        }
+        if let r = status.restrictions {
+            var held: [String] = []
+            if r.hideUntrustedWindows { held.append("hide-untrusted") }
+            if r.refuseCapture { held.append("refuse-capture") }
+            if r.isolateClipboard { held.append("isolate-clipboard") }
+            if r.inputOnlyToSession { held.append("input-only-to-session") }
+            lines.append("restrictions: \(held.joined(separator: " "))")
+            lines.append("  allowed features: \(r.allowedFeatures.isEmpty ? "none" : r.allowedFeatures.joined(separator: ", "))")
+            lines.append("  denied by the compositor: \(r.compositorEnforcedDenials.isEmpty ? "none" : r.compositorEnforcedDenials.joined(separator: ", "))")
+        } else {
+            lines.append("restrictions: none")
+        }
+        let clients = status.clients.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        lines.append("clients: \(clients)")
+        return lines.joined(separator: "\n")
+    }
+}

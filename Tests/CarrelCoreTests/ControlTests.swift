@@ -1,0 +1,298 @@
+import CarrelCore
+import Testing
+
+/// The admin control socket's pure parts: request parsing, the status
+/// report, what `end` and `extend` do to the session, and the access rule.
+@Suite("Admin control")
+struct ControlTests {
+    let app = ClientID(7)
+    let id = SessionID(1)
+    let t0 = Instant.seconds(100)
+
+    /// An invigilator with session 1 of client 7 active since t0.
+    func active(policy: SessionPolicy = SessionPolicy(defaultTimeLimit: 3600, maximumTimeLimit: 7200),
+                configuration: AssessmentConfiguration? = nil) -> Invigilator {
+        var invigilator = Invigilator(policy: policy)
+        _ = invigilator.begin(id, client: app, role: .app, surface: .mappedToplevel, configuration: configuration, now: t0)
+        _ = invigilator.restrictionsApplied(id, .applied, now: t0)
+        _ = invigilator.framePresented(id, now: t0)
+        return invigilator
+    }
+
+    func parse(_ text: String) -> Result<ControlRequest, ControlFailure> {
+        ControlRequest.parse(Array(text.utf8))
+    }
+
+    // MARK: - Requests
+
+    @Test("well-formed requests parse, and what carrelctl sends parses back to itself")
+    func requestsRoundTrip() throws {
+        #expect(try parse(#"{"command":"status"}"#).get() == .status)
+        #expect(try parse(#"{"command":"end","reason":"fire alarm"}"#).get() == .end(reason: "fire alarm"))
+        #expect(try parse(#"{"command":"extend","minutes":15}"#).get() == .extend(minutes: 15))
+        for request in [ControlRequest.status, .end(reason: "proctor: \"quoted\" ünïcode"), .extend(minutes: 600)] {
+            #expect(try parse(request.line).get() == request)
+            #expect(!request.line.contains("\n"))
+        }
+        #expect(try parse(#"{"command":"end","reason":"  padded  "}"#).get() == .end(reason: "padded"))
+    }
+
+    @Test("bad requests are refused with a code and a message saying what is allowed",
+          arguments: [
+            ("", ControlFailureCode.badRequest, "JSON object"),
+            ("status", .badRequest, "JSON object"),
+            (#"{"verb":"status"}"#, .badRequest, "\"command\""),
+            (#"{"command":7}"#, .badRequest, "\"command\""),
+            (#"{"command":"reboot"}"#, .unknownCommand, "known: status, end, extend"),
+            (#"{"command":"re\nboot"}"#, .unknownCommand, "\"re?boot\""),
+            (#"{"command":"end"}"#, .badRequest, "needs a \"reason\""),
+            (#"{"command":"end","reason":"   "}"#, .badArgument, "empty"),
+            (#"{"command":"end","reason":"two\nlines"}"#, .badArgument, "control characters"),
+            (#"{"command":"extend"}"#, .badRequest, "1 to 600"),
+            (#"{"command":"extend","minutes":0}"#, .badArgument, "1 to 600"),
+            (#"{"command":"extend","minutes":601}"#, .badArgument, "1 to 600"),
+            (#"{"command":"extend","minutes":-5}"#, .badArgument, "1 to 600"),
+            (#"{"command":"extend","minutes":"5"}"#, .badRequest, "JSON object"),
+            (#"{"command":"extend","minutes":1.5}"#, .badRequest, "JSON object"),
+          ])
+    func badRequests(line: String, code: ControlFailureCode, mention: String) {
+        guard case .failure(let failure) = parse(line) else {
+            Issue.record("\(line) was accepted")
+            return
+        }
+        #expect(failure.code == code, "\(line): \(failure)")
+        #expect(failure.message.contains(mention), "\(line): \(failure.message)")
+    }
+
+    @Test("a request longer than the limit or a reason over its limit is refused")
+    func sizeLimits() {
+        let long = #"{"command":"status","pad":""# + String(repeating: "x", count: ControlRequest.maximumLineLength) + #""}"#
+        guard case .failure(let failure) = parse(long) else { Issue.record("accepted"); return }
+        #expect(failure.code == .badRequest && failure.message.contains("limit"))
+        let reason = String(repeating: "r", count: ControlRequest.maximumReasonLength + 1)
+        guard case .failure(let tooLong) = ControlRequest.validateReason(reason) else { Issue.record("accepted"); return }
+        #expect(tooLong.code == .badArgument)
+    }
+
+    @Test("responses encode to one line of snake_case JSON and parse back")
+    func responsesRoundTrip() throws {
+        let invigilator = active()
+        let status = ControlStatus(mode: "standard", invigilator: invigilator, now: t0.advanced(bySeconds: 60),
+                                   owner: { _ in (pid: 4242, role: .app) }, clients: [.app: 1])
+        let response = ControlResponse(ok: true, command: "status", status: status)
+        let line = response.line
+        #expect(!line.contains("\n"))
+        #expect(line.contains(#""time_left_seconds":3540"#), "\(line)")
+        #expect(line.contains(#""hide_untrusted_windows":true"#), "\(line)")
+        #expect(ControlResponse.parse(Array(line.utf8)) == response)
+        let failure = ControlResponse.failure(ControlFailure(.noSession, "none\nhere"), command: "end")
+        #expect(!failure.line.contains("\n"))
+        #expect(ControlResponse.parse(Array(failure.line.utf8)) == failure)
+    }
+
+    // MARK: - Status
+
+    @Test("status without a session: state none, no restrictions, every role counted")
+    func statusWithoutSession() {
+        let status = ControlStatus(mode: "standard", invigilator: Invigilator(), now: t0,
+                                   owner: { _ in Issue.record("asked for an owner"); return (nil, .untrusted) },
+                                   clients: [.untrusted: 2])
+        #expect(status.state == "none")
+        #expect(status.session == nil && status.restrictions == nil)
+        #expect(status.clients == ["app": 0, "participant": 0, "untrusted": 2])
+    }
+
+    @Test("status of an active session: app, participants, time left, restrictions")
+    func statusOfActiveSession() throws {
+        var policy = SessionPolicy(defaultTimeLimit: 3600, maximumTimeLimit: 7200)
+        policy.knownParticipants = ["calculator"]
+        let configuration = AssessmentConfiguration(allowedFeatures: [.spellCheck], participants: ["calculator"])
+        let invigilator = active(policy: policy, configuration: configuration)
+        let status = ControlStatus(mode: "standard", invigilator: invigilator, now: t0.advanced(by: .milliseconds(600_500)),
+                                   owner: { client in
+                                       #expect(client == self.app)
+                                       return (pid: 4242, role: .app)
+                                   }, clients: [.app: 1, .untrusted: 1])
+        #expect(status.state == "active")
+        let session = try #require(status.session)
+        #expect(session.id == 1 && session.phase == "active")
+        #expect(session.app.client == 7 && session.app.pid == 4242 && session.app.role == "app")
+        #expect(session.participants == ["calculator"])
+        #expect(session.timeLimitSeconds == 3600 && session.addedSeconds == 0)
+        #expect(session.timeLeftSeconds == 2999)
+        let restrictions = try #require(status.restrictions)
+        #expect(restrictions.allowedFeatures == ["spell_check"])
+        #expect(restrictions.hideUntrustedWindows && restrictions.refuseCapture && restrictions.isolateClipboard && restrictions.inputOnlyToSession)
+        #expect(!restrictions.compositorEnforcedDenials.contains("spell_check"))
+        #expect(restrictions.compositorEnforcedDenials.contains("screen_reader"))
+        #expect(restrictions.participants == ["calculator"])
+    }
+
+    @Test("the coarse state follows the phase")
+    func coarseStates() {
+        #expect(ControlStatus.state(of: nil) == "none")
+        #expect(ControlStatus.state(of: .restricting) == "beginning")
+        #expect(ControlStatus.state(of: .awaitingPresentation(deadline: t0)) == "beginning")
+        #expect(ControlStatus.state(of: .active) == "active")
+        #expect(ControlStatus.state(of: .interrupted(.administrative)) == "ending")
+        #expect(ControlStatus.state(of: .ended) == "none")
+    }
+
+    @Test("status while beginning has no time left and no restrictions confirmed")
+    func statusWhileBeginning() throws {
+        var invigilator = Invigilator()
+        _ = invigilator.begin(id, client: app, role: .app, surface: .mappedToplevel, configuration: nil, now: t0)
+        let status = ControlStatus(mode: "standard", invigilator: invigilator, now: t0,
+                                   owner: { _ in (nil, .app) }, clients: [:])
+        #expect(status.state == "beginning")
+        #expect(try #require(status.session).timeLeftSeconds == nil)
+        #expect(status.restrictions == nil)
+    }
+
+    // MARK: - end
+
+    @Test("end interrupts the active session with administrative and the reason; restrictions stay")
+    func endInterrupts() throws {
+        var invigilator = active()
+        let (outcome, effects) = try invigilator.administrativeEnd(reason: "proctor")
+        #expect(outcome == ControlOutcome(session: 1, message: "proctor"))
+        #expect(effects.events(on: id) == [.interrupted(.administrative, message: "proctor")])
+        #expect(effects.clearsSelections)
+        #expect(invigilator.session(id)?.phase == .interrupted(.administrative))
+        #expect(invigilator.restrictionsInForce != nil, "interrupted is not terminal")
+        #expect(invigilator.lockState == .active)
+    }
+
+    @Test("end before began fails the session with cancelled and frees the lock")
+    func endWhileBeginning() throws {
+        var invigilator = Invigilator()
+        _ = invigilator.begin(id, client: app, role: .app, surface: .mappedToplevel, configuration: nil, now: t0)
+        let (_, effects) = try invigilator.administrativeEnd(reason: "not today")
+        #expect(effects.events(on: id) == [.failed(.cancelled, message: "not today")])
+        #expect(invigilator.lockState == .inactive)
+    }
+
+    @Test("end without a session, or with a bad reason, is refused and changes nothing")
+    func endRefused() {
+        var idle = Invigilator()
+        #expect(throws: ControlFailure.self) { try idle.administrativeEnd(reason: "x") }
+        do {
+            _ = try idle.administrativeEnd(reason: "x")
+        } catch {
+            #expect(error.code == .noSession)
+        }
+        var invigilator = active()
+        let before = invigilator.sessions
+        do {
+            _ = try invigilator.administrativeEnd(reason: " ")
+            Issue.record("an empty reason was accepted")
+        } catch {
+            #expect(error.code == .badArgument)
+        }
+        #expect(invigilator.sessions == before)
+    }
+
+    // MARK: - extend
+
+    @Test("extend adds minutes, re-arms the timer at the new deadline and reports time left")
+    func extendAddsTime() throws {
+        var invigilator = active()
+        let now = t0.advanced(bySeconds: 600)
+        let (outcome, effects) = try invigilator.extendTimeLimit(byMinutes: 5, now: now)
+        #expect(effects.withoutLogs == [.armTimeLimit(id, deadline: t0.advanced(bySeconds: 3900))])
+        #expect(outcome == ControlOutcome(session: 1, addedSeconds: 300, timeLimitSeconds: 3900, timeLeftSeconds: 3300))
+        let record = try #require(invigilator.session(id))
+        #expect(record.timeLimit == 3900 && record.addedTime == 300)
+        #expect(record.timeLimitDeadline == t0.advanced(bySeconds: 3900))
+        // The old deadline no longer interrupts: the timer is re-armed.
+        #expect(invigilator.timeLimitReached(id, now: t0.advanced(bySeconds: 3600)).withoutLogs
+                == [.armTimeLimit(id, deadline: t0.advanced(bySeconds: 3900))])
+        #expect(invigilator.timeLimitReached(id, now: t0.advanced(bySeconds: 3900)).events(on: id).count == 1)
+    }
+
+    @Test("an extension survives an update, which re-derives the limit from the configuration")
+    func extensionSurvivesUpdate() throws {
+        var invigilator = active()
+        _ = try invigilator.extendTimeLimit(byMinutes: 10, now: t0)
+        _ = invigilator.update(id, to: AssessmentConfiguration(timeLimit: 1800))
+        _ = invigilator.restrictionsApplied(id, .applied, now: t0)
+        #expect(invigilator.session(id)?.timeLimit == 2400)
+    }
+
+    @Test("extend beyond the policy maximum is refused and changes nothing")
+    func extendAboveMaximum() throws {
+        var invigilator = active()  // 3600 s of at most 7200 s
+        _ = try invigilator.extendTimeLimit(byMinutes: 60, now: t0)
+        let before = invigilator.sessions
+        do {
+            _ = try invigilator.extendTimeLimit(byMinutes: 1, now: t0)
+            Issue.record("extended beyond the maximum")
+        } catch {
+            #expect(error.code == .aboveMaximum)
+            #expect(error.message.contains("7200 s") && error.message.contains("at most 0 more minutes"), "\(error.message)")
+        }
+        #expect(invigilator.sessions == before)
+    }
+
+    @Test("extend is refused without a session, before began, after an interruption, and out of 1…600",
+          arguments: [0, 601])
+    func extendRefused(outOfRange: Int) throws {
+        var idle = Invigilator()
+        #expect(throws: ControlFailure(.noSession, "no session is pending or active; there is nothing to extend")) {
+            try idle.extendTimeLimit(byMinutes: 5, now: self.t0)
+        }
+        var beginning = Invigilator()
+        _ = beginning.begin(id, client: app, role: .app, surface: .mappedToplevel, configuration: nil, now: t0)
+        do { _ = try beginning.extendTimeLimit(byMinutes: 5, now: t0); Issue.record("extended while beginning") }
+        catch { #expect(error.code == .wrongState) }
+        var interrupted = active()
+        _ = try interrupted.administrativeEnd(reason: "stop")
+        do { _ = try interrupted.extendTimeLimit(byMinutes: 5, now: t0); Issue.record("extended an interrupted session") }
+        catch { #expect(error.code == .wrongState) }
+        var invigilator = active()
+        let before = invigilator.sessions
+        do { _ = try invigilator.extendTimeLimit(byMinutes: outOfRange, now: t0); Issue.record("extended by \(outOfRange)") }
+        catch { #expect(error.code == .badArgument) }
+        #expect(invigilator.sessions == before)
+    }
+
+    // MARK: - Access
+
+    @Test("as root without a group: only root")
+    func rootOnly() {
+        let rule = ControlAccess(serverUID: 0, groupID: nil)
+        #expect(rule.layout.directoryMode == 0o700 && rule.layout.socketMode == 0o600 && rule.layout.group == nil)
+        #expect(rule.decide(PeerCredentials(pid: 1, uid: 0, gid: 0)).isAllowed)
+        let refused = rule.decide(PeerCredentials(pid: 9, uid: 65534, gid: 65534, groups: [0]))
+        guard case .refused(let message) = refused else { Issue.record("nobody allowed"); return }
+        #expect(message.contains("uid 65534") && message.contains("not root"), "\(message)")
+    }
+
+    @Test("as root with a group: root and members (primary or supplementary)")
+    func rootAndGroup() {
+        let rule = ControlAccess(serverUID: 0, groupID: 27)
+        #expect(rule.layout.directoryMode == 0o750 && rule.layout.socketMode == 0o660 && rule.layout.group == 27)
+        #expect(rule.decide(PeerCredentials(pid: 1, uid: 1000, gid: 27)).isAllowed)
+        #expect(rule.decide(PeerCredentials(pid: 1, uid: 1000, gid: 1000, groups: [4, 27])).isAllowed)
+        #expect(!rule.decide(PeerCredentials(pid: 1, uid: 1000, gid: 1000, groups: [4, 28])).isAllowed)
+    }
+
+    @Test("unprivileged: Carrel's own user (and root); a group in the policy is ignored")
+    func unprivileged() {
+        let rule = ControlAccess(serverUID: 1000, groupID: 27)
+        #expect(rule.groupID == nil)
+        #expect(rule.layout.socketMode == 0o600)
+        #expect(rule.decide(PeerCredentials(pid: 1, uid: 1000, gid: 1000)).isAllowed)
+        #expect(rule.decide(PeerCredentials(pid: 1, uid: 0, gid: 0)).isAllowed)
+        #expect(!rule.decide(PeerCredentials(pid: 1, uid: 1001, gid: 27, groups: [27])).isAllowed)
+    }
+
+    @Test("supplementary groups come from the Groups: line of /proc/PID/status")
+    func procStatusGroups() {
+        let status = "Name:\tcarrelctl\nUid:\t1000\t1000\t1000\t1000\nGroups:\t4 24 27 100 \nNStgid:\t5\n"
+        #expect(ControlAccess.supplementaryGroups(fromProcStatus: status) == [4, 24, 27, 100])
+        #expect(ControlAccess.supplementaryGroups(fromProcStatus: "Name:\tx\nGroups:\t\n") == [])
+        #expect(ControlAccess.supplementaryGroups(fromProcStatus: "Name:\tx\n") == nil)
+        #expect(ControlAccess.supplementaryGroups(fromProcStatus: "Groups:\t4 x\n") == nil)
+    }
+}
