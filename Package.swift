@@ -16,7 +16,8 @@ let linkOnly: [Target] = [
                    providers: [.apt(["libsystemd-dev"])]),
     .systemLibrary(name: "CPixmanLib", path: "CModules/CPixmanLib", pkgConfig: "pixman-1",
                    providers: [.apt(["libpixman-1-dev"])]),
-    // The exception: its header includes <cairo.h>, which the demo exam calls.
+    // The exception: its header includes <cairo.h>, which the demo exam and the
+    // compositor's own prompt and banner (Overlay.swift) call.
     .systemLibrary(name: "CCairoLib", path: "CModules/CCairoLib", pkgConfig: "cairo",
                    providers: [.apt(["libcairo2-dev"])]),
 ]
@@ -62,7 +63,7 @@ let package = Package(
         .target(name: "CarrelCore"),
         .target(
             name: "CarrelCompositor",
-            dependencies: ["CarrelCore", "CarrelShim", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CarrelCore", "CarrelShim", "CCairoLib", .product(name: "Logging", package: "swift-log")],
             swiftSettings: cSideSettings
         ),
         .executableTarget(

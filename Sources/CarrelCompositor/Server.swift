@@ -21,6 +21,8 @@ public struct CompositorOptions {
     public var emergencyBinding: KeyCombination? = nil
     /// Screen capture outside sessions (off by default; never during one).
     public var capture: CapturePolicy = CapturePolicy()
+    /// App-requested lock (ASAM): allowlist, confirmation, banner (off by default).
+    public var appLock: AppLockPolicy = Policy.builtIn.appLock
 
     public init(app: [String], readyFD: Int32?, access: GlobalAccess = .standard, logLevel: Logger.Level = .info,
                 windowSize: Size = Size(width: 1280, height: 720), sessionPolicy: SessionPolicy = SessionPolicy()) {
@@ -64,6 +66,9 @@ public final class Server {
     /// Above everything: plain colour over outputs other than the primary
     /// while a session holds restrictions.
     let curtainLayer: UnsafeMutablePointer<wlr_scene_tree>
+    /// Above the curtains: what Carrel draws itself (confirmation, banner).
+    private let overlayLayer: UnsafeMutablePointer<wlr_scene_tree>
+    private(set) var overlay: Overlay!
 
     private var listeners = ListenerBag()
     private var outputs: [Output] = []
@@ -111,6 +116,8 @@ public final class Server {
         untrustedLayer = wlr_scene_tree_create(&scene.pointee.node)
         appLayer = wlr_scene_tree_create(&scene.pointee.node)
         curtainLayer = wlr_scene_tree_create(&scene.pointee.node)
+        overlayLayer = wlr_scene_tree_create(&scene.pointee.node)
+        overlay = Overlay(layer: overlayLayer)
 
         let presentation = wlr_presentation_create(display, backend)
         wlr_scene_set_presentation(scene, presentation)
@@ -127,7 +134,7 @@ public final class Server {
         var access = options.access.applying(options.capture)
         access = GlobalAccess(classes: access.classes,
                               rolesByClass: access.rolesByClass.merging([.assessment: options.sessionPolicy.entitledRoles]) { $1 })
-        roles = ClientRoles(display: display, access: access, logger: logger)
+        roles = ClientRoles(display: display, access: access, appLock: options.appLock, logger: logger)
         // Capture exists only when the policy enables it outside sessions;
         // while a session holds restrictions the global is hidden and every
         // pending frame fails (at begin, and before each output commit).
@@ -148,7 +155,7 @@ public final class Server {
         emergencyBinding = try options.emergencyBinding.map(Self.resolve)
         roles.sessionActive = { [unowned self] in restrictionsActive }
         input = Input(server: self)
-        assessment = AssessmentService(server: self, policy: options.sessionPolicy, logger: logger)
+        assessment = AssessmentService(server: self, policy: options.sessionPolicy, appLock: options.appLock, logger: logger)
     }
 
     // MARK: - Running
@@ -417,7 +424,8 @@ public final class Server {
         if let restrictions, restrictions.inputOnlyToSession {
             candidates = stacking.filter { restrictions.shows($0.owner) }
         }
-        let target = Focus.target(stack: candidates.map(\.summary), untrustedMayFocus: restrictions == nil)
+        // An app-requested lock's own windows are untrusted: they may have focus.
+        let target = Focus.target(stack: candidates.map(\.summary), untrustedMayFocus: restrictions?.showsUntrustedLayer ?? true)
         let targetView = stacking.first { $0.id == target }
         for view in stack where view.isMapped {
             wlr_xdg_toplevel_set_activated(view.xdgSurface, view === targetView)
@@ -472,6 +480,9 @@ extension Server {
 
     func role(of client: OpaquePointer) -> Role { roles.role(of: client) }
 
+    /// The client's executable as read when it connected (app-lock allowlist).
+    func executable(of client: OpaquePointer) -> String? { roles.executable(of: client) }
+
     var restrictionsActive: Bool { restrictions != nil }
 
     fileprivate static func resolve(_ combination: KeyCombination) throws -> EmergencyBinding {
@@ -503,7 +514,7 @@ extension Server {
     func applyRestrictions(_ set: RestrictionSet) -> RestrictionOutcome {
         restrictions = set
         failCaptureFrames(on: nil)
-        setUntrustedLayerVisible(!set.hideUntrustedWindows)
+        setUntrustedLayerVisible(set.showsUntrustedLayer)
         for view in views.values {
             view.setShown(set.shows(view.owner))
         }
@@ -534,6 +545,17 @@ extension Server {
         guard restrictions != nil, let screencopy else { return }
         let failed = WlrootsVersion.failCaptureFrames(screencopy, output: output)
         if failed > 0 { logger.notice("failed \(failed) capture frame(s): a session holds restrictions") }
+    }
+
+    /// Shows Carrel's own prompt or banner on the primary output; false if
+    /// there is no output or it could not be drawn.
+    func showOverlay(_ kind: Overlay.Kind, text: String) -> Bool {
+        guard let output = primaryOutputBox else { return false }
+        return overlay.show(kind, text: text, output: output)
+    }
+
+    func hideOverlay(_ kind: Overlay.Kind) {
+        overlay.hide(kind)
     }
 
     /// Empties the clipboard and the primary selection.

@@ -37,10 +37,36 @@ struct CarrelCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Print the globals a role sees (app, participant, untrusted), one per line, and exit.", valueName: "role"))
     var printGlobals: RoleArgument?
 
+    // Policy overrides for the app-requested lock ([app_lock] in the policy).
+    @Option(name: .long, help: ArgumentHelp("Policy override: an executable (absolute real path) whose untrusted clients may ask for a lock-only session. Repeatable.", valueName: "path"))
+    var appLockAllow: [String] = []
+
+    @Flag(name: .long, help: "Policy override: the person at the machine confirms each app-requested lock on screen (Y / N / Escape).")
+    var appLockConfirm = false
+
+    @Option(name: .long, help: ArgumentHelp("Policy override: show a banner naming the app and time limit for this many seconds when an app-requested lock begins (0: none).", valueName: "n"))
+    var bannerSeconds: Int = 0
+
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The exam app and its arguments, after --.", valueName: "app"))
     var app: [String] = []
 
     func validate() throws {
+        for path in appLockAllow {
+            guard path.hasPrefix("/") else {
+                throw ValidationError("--app-lock-allow \(path): give the executable's absolute path, e.g. /usr/bin/exam")
+            }
+            guard let resolved = realpath(path, nil) else {
+                throw ValidationError("--app-lock-allow \(path): \(String(cString: strerror(errno))); give the path of an installed executable")
+            }
+            let real = String(cString: resolved)
+            free(resolved)
+            guard real == path else {
+                throw ValidationError("--app-lock-allow \(path) resolves to \(real); Carrel matches the real path of /proc/PID/exe, so give \(real)")
+            }
+        }
+        guard (0...3600).contains(bannerSeconds) else {
+            throw ValidationError("--banner-seconds \(bannerSeconds): give a number of seconds from 0 (no banner) to 3600")
+        }
         if let fd = readyFd, fcntl(fd, F_GETFD) < 0 {
             throw ValidationError("--ready-fd \(fd) is not an open file descriptor; pass one the parent opened for Carrel")
         }
@@ -58,7 +84,9 @@ struct CarrelCommand: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "carrel")
-        let options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level, windowSize: windowSize.size)
+        var options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level, windowSize: windowSize.size)
+        options.appLock = AppLockPolicy(allowedExecutables: Set(appLockAllow), requireConfirmation: appLockConfirm,
+                                        bannerDuration: .seconds(bannerSeconds))
         let server: Server
         do {
             server = try Server(options: options, logger: logger)
