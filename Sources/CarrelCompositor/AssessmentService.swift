@@ -265,8 +265,7 @@ final class AssessmentService {
             if askingConfirmation != id {
                 // Without the prompt on screen nobody can answer: fail closed.
                 guard server.showOverlay(.prompt, text: prompt) else {
-                    logger.error("assessment: could not draw the confirmation prompt for \(id); refusing")
-                    return invigilator.confirmationAnswered(id, allowed: false, now: Self.now())
+                    return invigilator.confirmationUnavailable(id, "no output to draw it on, or out of memory")
                 }
                 askingConfirmation = id
                 for output in server.enabledOutputs { output.requestFullFrame() }

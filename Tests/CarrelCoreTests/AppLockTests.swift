@@ -181,6 +181,19 @@ struct AppLockTests {
         #expect(b.sessions.isEmpty)
     }
 
+    @Test("a prompt that cannot be shown fails the session (closed), with the prompt's own reason")
+    func promptUnavailable() {
+        var invigilator = asking()
+        let effects = invigilator.confirmationUnavailable(id, "no output")
+        guard case .failed(.internal, let message)? = effects.events(on: id).first else {
+            Issue.record("expected failed(internal): \(effects)")
+            return
+        }
+        #expect(message.contains("no output"))
+        #expect(effects.withoutLogs.contains(.revertRestrictions(id)))
+        #expect(invigilator.lockState == .inactive)
+    }
+
     @Test("end and update before the answer are protocol errors, as before began")
     func endWhileAsking() {
         var invigilator = asking()

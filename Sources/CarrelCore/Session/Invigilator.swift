@@ -219,6 +219,14 @@ public struct Invigilator: Sendable {
             + startPresentationWait(id, now: now, from: "awaiting-confirmation")
     }
 
+    /// The compositor could not put the prompt on screen (no output, no
+    /// memory): nobody can answer, so the session fails (closed).
+    public mutating func confirmationUnavailable(_ id: SessionID, _ message: String) -> [SessionEffect] {
+        guard let record = sessions[id], case .awaitingConfirmation = record.phase else { return [] }
+        return release(id, answer: .failed(.internal, message: "the confirmation could not be shown at the machine: \(message)"),
+                       why: "the confirmation prompt could not be shown: \(message)")
+    }
+
     /// The confirmation's timer fired. Early timers are re-armed, stale ones
     /// ignored; at the deadline, no answer is a refusal.
     public mutating func confirmationDeadlinePassed(_ id: SessionID, now: Instant) -> [SessionEffect] {
