@@ -279,20 +279,46 @@ def test_confirmed_with_y_then_banner_for_its_duration(
     w.alive()
 
 
-def test_refused_with_n_fails_not_entitled(
+@pytest.mark.parametrize("key", ["n", "Escape"])
+def test_refused_with_n_or_escape_fails_not_entitled(
         carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, exam_python,
-        artifacts_dir):
+        artifacts_dir, key):
     w, display = x11_lock_world(carrel, procs, logdir, logs, tmp_path, client_python,
                                 pywayland_protocols, exam_python)
-    exam = ask(w, display, artifacts_dir, "applock-no")
+    exam = ask(w, display, artifacts_dir, f"applock-{key}")
     press(display, "a")  # no answer: the prompt stays
     exam.collect(0.5)
     assert not exam.matching(r"session s .*"), f"a key other than Y/N answered: {exam.lines}"
-    press(display, "n")
+    press(display, key)
     m = exam.expect(r"session s (began|failed (\d+) (.*))")
     assert m.group(2) == str(NOT_ENTITLED) and m.group(3) == "refused at the machine", m.group(0)
     exam.expect("manager m lock_state 0")
     assert h.wait_until(lambda: colour_count(screenshot(display), PROMPT, CENTRE) == 0, 5), \
         "the prompt stayed after N"
     assert colour_count(screenshot(display), BANNER, TOP) == 0, "a banner after a refusal"
+    w.alive()
+
+
+def test_destroyed_while_asking_takes_the_prompt_down(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, exam_python,
+        artifacts_dir):
+    """The client gives up while the person is being asked: the prompt goes, the
+    lock is released, and a Y pressed afterwards begins nothing."""
+    w, display = x11_lock_world(carrel, procs, logdir, logs, tmp_path, client_python,
+                                pywayland_protocols, exam_python)
+    exam = ask(w, display, artifacts_dir, "applock-destroy")
+    exam.send("destroy s")
+    exam.expect("manager m lock_state 0")
+    assert h.wait_until(lambda: colour_count(screenshot(display), PROMPT, CENTRE) == 0, 5), \
+        "the prompt stayed after the session was destroyed"
+    press(display, "y")
+    exam.collect(0.5)
+    assert not exam.matching(r"session s .*"), f"events on a destroyed session: {exam.lines}"
+    # A new request asks again.
+    lock_only(exam, "c2")
+    exam.begin("s2", "c2")
+    assert h.wait_until(lambda: colour_count(screenshot(display), PROMPT, CENTRE) > 200, 10), \
+        "a second request was not asked about"
+    press(display, "y")
+    exam.began("s2")
     w.alive()
