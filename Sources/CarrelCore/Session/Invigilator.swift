@@ -27,6 +27,10 @@
 /// - an update applies fully (`updated`) or not at all (`update_failed`);
 /// - selections are cleared when a session is accepted, interrupted, and
 ///   whenever its restrictions are reverted.
+/// - an app-requested lock (an allowlisted untrusted client, lock-only
+///   configuration) is, when the policy asks, confirmed at the machine after
+///   its restrictions hold and before the frame wait; refused, unanswered or
+///   unshowable, it fails and everything is reverted.
 public struct Invigilator: Sendable {
     /// The administrator's rules for sessions.
     public let policy: SessionPolicy
