@@ -16,7 +16,8 @@ let linkOnly: [Target] = [
                    providers: [.apt(["libsystemd-dev"])]),
     .systemLibrary(name: "CPixmanLib", path: "CModules/CPixmanLib", pkgConfig: "pixman-1",
                    providers: [.apt(["libpixman-1-dev"])]),
-    // The exception: its header includes <cairo.h>, which the demo exam calls.
+    // The exception: its header includes <cairo.h>, which the demo exam and the
+    // compositor's own prompt and banner (Overlay.swift) call.
     .systemLibrary(name: "CCairoLib", path: "CModules/CCairoLib", pkgConfig: "cairo",
                    providers: [.apt(["libcairo2-dev"])]),
 ]
@@ -65,7 +66,7 @@ let package = Package(
         .target(name: "CarrelCore", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
         .target(
             name: "CarrelCompositor",
-            dependencies: ["CarrelCore", "CarrelShim", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CarrelCore", "CarrelShim", "CCairoLib", .product(name: "Logging", package: "swift-log")],
             swiftSettings: cSideSettings
         ),
         // Guided Access passcodes as salted slow hashes (swift-crypto).

@@ -19,6 +19,10 @@ final class AssessmentService {
     private var nextSessionID: UInt64 = 1
     private var presentationTimers: [SessionID: OpaquePointer] = [:]
     private var timeLimitTimers: [SessionID: OpaquePointer] = [:]
+    private var confirmationTimers: [SessionID: OpaquePointer] = [:]
+    private var bannerTimers: [SessionID: OpaquePointer] = [:]
+    /// The session whose app-requested lock the prompt on screen asks about.
+    private(set) var askingConfirmation: SessionID?
     /// Outputs that still have to present a frame with the restrictions up,
     /// for the session waiting to begin.
     private var presentationWait: (session: SessionID, outputs: Set<ObjectIdentifier>)?
@@ -26,9 +30,9 @@ final class AssessmentService {
     /// its events go to the Server instead.
     private var onBehalfSession: SessionID?
 
-    init(server: Server, policy: SessionPolicy, logger: Logger) {
+    init(server: Server, policy: SessionPolicy, appLock: AppLockPolicy = AppLockPolicy(), logger: Logger) {
         self.server = server
-        self.invigilator = Invigilator(policy: policy)
+        self.invigilator = Invigilator(policy: policy, appLock: appLock)
         self.logger = logger
         global = wl_global_create(server.display, Self.managerInterface, 1,
                                   Unmanaged.passUnretained(self).toOpaque()) { client, data, version, id in
@@ -135,7 +139,9 @@ final class AssessmentService {
         let wlrSurface = wlr_surface_from_resource(surface)!
         let readiness = server.readiness(of: wlrSurface, client: client)
         let role = server.role(of: client)
-        process(invigilator.begin(sessionID, client: server.clientID(client), role: role, surface: readiness,
+        // Read when the client connected; Core matches it against the allowlist.
+        let executable = role == .untrusted ? server.executable(of: client) : nil
+        process(invigilator.begin(sessionID, client: server.clientID(client), role: role, executable: executable, surface: readiness,
                                   configuration: configuration?.draft.configuration, now: Self.now()))
     }
 
@@ -203,6 +209,15 @@ final class AssessmentService {
         process(invigilator.administrativeInterrupt(message))
     }
 
+    /// A key pressed on a real keyboard while the confirmation prompt is up
+    /// (`askingConfirmation` set): Y allows, N or Escape refuses (Core
+    /// decides which); the caller consumes every key either way.
+    func confirmationKey(_ keysyms: [UInt32]) {
+        guard let id = askingConfirmation, let allowed = AppLock.answer(forPressed: keysyms) else { return }
+        logger.notice("assessment: the person at the machine pressed \(allowed ? "Y (allow)" : "N/Escape (refuse)") for \(id)")
+        process(invigilator.confirmationAnswered(id, allowed: allowed, now: Self.now()))
+    }
+
     /// Carrel is shutting down: a pending session fails with `cancelled`, an
     /// active one hears `interrupted(shutdown)`, and later begins are refused.
     /// Called when the stop is decided and again at teardown (then a no-op).
@@ -211,8 +226,12 @@ final class AssessmentService {
         presentationWait = nil
         for timer in presentationTimers.values { wl_event_source_remove(timer) }
         for timer in timeLimitTimers.values { wl_event_source_remove(timer) }
+        for timer in confirmationTimers.values { wl_event_source_remove(timer) }
+        for timer in bannerTimers.values { wl_event_source_remove(timer) }
         presentationTimers.removeAll()
         timeLimitTimers.removeAll()
+        confirmationTimers.removeAll()
+        bannerTimers.removeAll()
         if let global { wl_global_destroy(global) }
         global = nil
     }
@@ -294,6 +313,38 @@ final class AssessmentService {
             }
         case .disarmTimeLimit(let id):
             disarm(&timeLimitTimers, id)
+        case .askConfirmation(let id, let prompt, let deadline):
+            if askingConfirmation != id {
+                // Without the prompt on screen nobody can answer: fail closed.
+                guard server.showOverlay(.prompt, text: prompt) else {
+                    return invigilator.confirmationUnavailable(id, "no output to draw it on, or out of memory")
+                }
+                askingConfirmation = id
+                for output in server.enabledOutputs { output.requestFullFrame() }
+            }
+            arm(&confirmationTimers, id, at: deadline) { service, id in
+                service.process(service.invigilator.confirmationDeadlinePassed(id, now: Self.now()))
+            }
+        case .dismissConfirmation(let id):
+            disarm(&confirmationTimers, id)
+            if askingConfirmation == id {
+                askingConfirmation = nil
+                server.hideOverlay(.prompt)
+            }
+        case .showBanner(let id, let text, let until):
+            if server.showOverlay(.banner, text: text) {
+                arm(&bannerTimers, id, at: until) { service, id in
+                    service.disarm(&service.bannerTimers, id)
+                    service.server.hideOverlay(.banner)
+                }
+            } else {
+                logger.warning("assessment: could not draw the banner for \(id)")
+            }
+        case .hideBanner(let id):
+            if bannerTimers[id] != nil {
+                disarm(&bannerTimers, id)
+                server.hideOverlay(.banner)
+            }
         case .lockStateChanged(let state):
             for manager in managers {
                 carrel_assessment_manager_v1_send_lock_state(manager.resource, state == .active ? 1 : 0)

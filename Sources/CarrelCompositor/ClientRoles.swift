@@ -10,11 +10,19 @@ import Logging
 /// client Carrel did not accept itself is therefore *untrusted* — the default
 /// fails closed. The app socket is a listening socket Carrel accepts on by
 /// hand, in a 0700 directory of its own, so it can record the role at accept.
+///
+/// Every client's executable is read once, when it connects: the realpath of
+/// `/proc/PID/exe` for the pid libwayland took from SO_PEERCRED. Only that —
+/// never app_id or anything else a client says — decides whether an untrusted
+/// client is on the app-lock allowlist (ASAM).
 final class ClientRoles {
     private let display: OpaquePointer
     private let access: GlobalAccess
+    private let appLock: AppLockPolicy
     private let logger: Logger
     private var roles: [OpaquePointer: Role] = [:]
+    private var executables: [OpaquePointer: String] = [:]
+    private var createdListener: Listener?
     private var clientListeners: [OpaquePointer: Listener] = [:]
     private var appListenFD: Int32 = -1
     private var appAcceptSource: OpaquePointer?
@@ -23,10 +31,14 @@ final class ClientRoles {
     var sessionActive: () -> Bool = { false }
     private var appSocketDirectory: String?
 
-    init(display: OpaquePointer, access: GlobalAccess, logger: Logger) {
+    init(display: OpaquePointer, access: GlobalAccess, appLock: AppLockPolicy = AppLockPolicy(), logger: Logger) {
         self.display = display
         self.access = access
+        self.appLock = appLock
         self.logger = logger
+        createdListener = Listener(clientCreatedOn: display) { [unowned self] data in
+            connected(OpaquePointer(data!))
+        }
         wl_display_set_global_filter(display, { client, global, data in
             let roles = Unmanaged<ClientRoles>.fromOpaque(data!).takeUnretainedValue()
             return roles.isVisible(global: global!, to: client!)
@@ -37,10 +49,40 @@ final class ClientRoles {
         roles[client] ?? .untrusted
     }
 
+    /// The client's executable as read when it connected; nil if it could
+    /// not be read (then it is on no allowlist).
+    func executable(of client: OpaquePointer) -> String? {
+        executables[client]
+    }
+
+    /// Whether an untrusted client's executable is on the app-lock allowlist.
+    func isAppLockEntitled(_ client: OpaquePointer) -> Bool {
+        role(of: client) == .untrusted && appLock.entitles(executable: executables[client])
+    }
+
+    /// Every client, whichever socket it came through: record its executable
+    /// now, before it can send a request, and forget it when it goes.
+    private func connected(_ client: OpaquePointer) {
+        var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
+        wl_client_get_credentials(client, &pid, &uid, &gid)
+        if pid > 0, let resolved = realpath("/proc/\(pid)/exe", nil) {
+            executables[client] = String(cString: resolved)
+            free(resolved)
+        }
+        let listener = Listener(clientDestroyOf: client) { [weak self] _ in
+            self?.forget(client)
+        }
+        clientListeners[client] = listener
+        if appLock.entitles(executable: executables[client]) {
+            logger.info("client pid \(pid) runs \(executables[client] ?? "?"), on the app-lock allowlist")
+        }
+    }
+
     private func isVisible(global: OpaquePointer, to client: OpaquePointer) -> Bool {
         let interface = String(cString: carrel_global_interface_name(global))
         let role = role(of: client)
-        let decision = access.decision(interface: interface, role: role, sessionActive: sessionActive())
+        let decision = access.decision(interface: interface, role: role, sessionActive: sessionActive(),
+                                       appLockEntitled: isAppLockEntitled(client))
         if decision == .hidden(.unclassified) {
             // Every global Carrel creates must be in the role table; meeting an
             // unclassified one means a new global slipped in without a decision.
@@ -106,21 +148,25 @@ final class ClientRoles {
         }
     }
 
+    /// Gives `client` its role; its destroy listener is already in place
+    /// (`connected` ran inside wl_client_create).
     private func assign(_ role: Role, to client: OpaquePointer) {
         roles[client] = role
-        let listener = Listener(clientDestroyOf: client) { [weak self] _ in
-            self?.forget(client)
+        if clientListeners[client] == nil {
+            clientListeners[client] = Listener(clientDestroyOf: client) { [weak self] _ in self?.forget(client) }
         }
-        clientListeners[client] = listener
         logger.debug("client connected with role \(role)")
     }
 
     private func forget(_ client: OpaquePointer) {
         roles[client] = nil
+        executables[client] = nil
         clientListeners.removeValue(forKey: client)?.disconnect()
     }
 
     func close() {
+        createdListener?.disconnect()
+        createdListener = nil
         if let source = appAcceptSource { wl_event_source_remove(source) }
         appAcceptSource = nil
         if appListenFD >= 0 { Glibc.close(appListenFD) }

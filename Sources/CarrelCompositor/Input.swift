@@ -133,6 +133,20 @@ final class Input {
         updateCapabilities()
     }
 
+    /// While Carrel's confirmation prompt is up, every key from a keyboard is
+    /// the prompt's: a press may answer it (Y / N / Escape), and nothing —
+    /// press or release — reaches a client. True when it consumed the key.
+    func handleConfirmationKey(keyboard: UnsafeMutablePointer<wlr_keyboard>, keycode: UInt32, pressed: Bool) -> Bool {
+        guard server.assessment.askingConfirmation != nil else { return false }
+        if pressed {
+            var symbols: UnsafePointer<xkb_keysym_t>?
+            let count = xkb_state_key_get_syms(keyboard.pointee.xkb_state, keycode + 8, &symbols)
+            let keysyms = (0..<Int(max(count, 0))).map { xkb_keysym_to_lower(symbols![$0]) }
+            server.assessment.confirmationKey(keysyms)
+        }
+        return true
+    }
+
     /// Runs Carrel's own binding for a pressed key, if it has one (Core
     /// decides, and decides none during a session). True when it consumed the key.
     func handleCompositorKey(keyboard: UnsafeMutablePointer<wlr_keyboard>, keycode: UInt32) -> Bool {
@@ -247,6 +261,10 @@ final class Keyboard {
         }
         listeners.on(&keyboard.pointee.events.key) { [unowned self] data in
             let event = data!.assumingMemoryBound(to: wlr_event_keyboard_key.self).pointee
+            if input.handleConfirmationKey(keyboard: keyboard, keycode: event.keycode,
+                                           pressed: event.state == WL_KEYBOARD_KEY_STATE_PRESSED) {
+                return
+            }
             if event.state == WL_KEYBOARD_KEY_STATE_PRESSED, input.handleCompositorKey(keyboard: keyboard, keycode: event.keycode) {
                 return
             }

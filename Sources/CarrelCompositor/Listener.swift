@@ -29,6 +29,14 @@ final class Listener {
         carrel_listener_connect_client_destroy(storage, client, Listener.trampoline, Unmanaged.passUnretained(self).toOpaque())
     }
 
+    /// Listens for every client `display` creates.
+    init(clientCreatedOn display: OpaquePointer, _ handler: @escaping (UnsafeMutableRawPointer?) -> Void) {
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: carrel_listener())
+        self.handler = handler
+        carrel_listener_connect_client_created(storage, display, Listener.trampoline, Unmanaged.passUnretained(self).toOpaque())
+    }
+
     func disconnect() {
         carrel_listener_disconnect(storage)
     }

@@ -41,6 +41,12 @@ public struct CompositorOptions {
     /// Whether Carrel must stop when the control socket cannot be opened
     /// (a path given on the command line); otherwise it logs and runs without.
     public var requireControlSocket: Bool
+    /// App-requested lock (ASAM): allowlist, confirmation, banner: the
+    /// policy's `[app_lock]` with the command line's overrides.
+    public var appLock: AppLockPolicy {
+        get { policy.appLock }
+        set { policy.appLock = newValue }
+    }
 
     public init(app: [String], readyFD: Int32?, access: GlobalAccess = .standard, logLevel: Logger.Level = .info,
                 windowSize: Size = Size(width: 1280, height: 720), policy: Policy = .builtIn, requireControlSocket: Bool = false) {
@@ -86,6 +92,9 @@ public final class Server {
     /// Above everything: plain colour over outputs other than the primary
     /// while a session holds restrictions.
     let curtainLayer: UnsafeMutablePointer<wlr_scene_tree>
+    /// Above the curtains: what Carrel draws itself (confirmation, banner).
+    private let overlayLayer: UnsafeMutablePointer<wlr_scene_tree>
+    private(set) var overlay: Overlay!
 
     private var listeners = ListenerBag()
     private var outputs: [Output] = []
@@ -144,6 +153,8 @@ public final class Server {
         // Single App Mode starts in its gap: nothing but the app until the
         // app's first window maps.
         kioskGap = options.kiosk.enabled
+        overlayLayer = wlr_scene_tree_create(&scene.pointee.node)
+        overlay = Overlay(layer: overlayLayer)
 
         let presentation = wlr_presentation_create(display, backend)
         wlr_scene_set_presentation(scene, presentation)
@@ -161,7 +172,7 @@ public final class Server {
 
         // The assessment global goes exactly to the roles the policy entitles.
         let access = options.access.applying(options.policy)
-        roles = ClientRoles(display: display, access: access, logger: logger)
+        roles = ClientRoles(display: display, access: access, appLock: options.appLock, logger: logger)
         // Capture exists only when the policy enables it outside sessions;
         // while a session holds restrictions the global is hidden and every
         // pending frame fails (at begin, and before each output commit).
@@ -182,7 +193,7 @@ public final class Server {
         emergencyBinding = try options.policy.emergencyBinding.map(Self.resolve)
         roles.sessionActive = { [unowned self] in restrictionsActive }
         input = Input(server: self)
-        assessment = AssessmentService(server: self, policy: options.sessionPolicy, logger: logger)
+        assessment = AssessmentService(server: self, policy: options.sessionPolicy, appLock: options.appLock, logger: logger)
         if let configuration = options.assessmentMode, let command = options.app.first {
             onBehalf = OnBehalfSession(appName: command, configuration: configuration)
         }
@@ -510,6 +521,7 @@ public final class Server {
         if rules.confinesInput {
             candidates = stacking.filter { rules.shows($0.owner) }
         }
+        // An app-requested lock's own windows are untrusted: they may have focus.
         let target = Focus.target(stack: candidates.map(\.summary), untrustedMayFocus: rules.untrustedMayFocus)
         let targetView = stacking.first { $0.id == target }
         for view in stack where view.isMapped {
@@ -565,6 +577,9 @@ extension Server {
 
     func role(of client: OpaquePointer) -> Role { roles.role(of: client) }
 
+    /// The client's executable as read when it connected (app-lock allowlist).
+    func executable(of client: OpaquePointer) -> String? { roles.executable(of: client) }
+
     var restrictionsActive: Bool { restrictions != nil }
 
     fileprivate static func resolve(_ combination: KeyCombination) throws -> EmergencyBinding {
@@ -614,6 +629,17 @@ extension Server {
         guard restrictions != nil, let screencopy else { return }
         let failed = WlrootsVersion.failCaptureFrames(screencopy, output: output)
         if failed > 0 { logger.notice("failed \(failed) capture frame(s): a session holds restrictions") }
+    }
+
+    /// Shows Carrel's own prompt or banner on the primary output; false if
+    /// there is no output or it could not be drawn.
+    func showOverlay(_ kind: Overlay.Kind, text: String) -> Bool {
+        guard let output = primaryOutputBox else { return false }
+        return overlay.show(kind, text: text, output: output)
+    }
+
+    func hideOverlay(_ kind: Overlay.Kind) {
+        overlay.hide(kind)
     }
 
     /// Empties the clipboard and the primary selection.

@@ -63,12 +63,38 @@ struct CarrelCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The admin control socket carrelctl uses (default \(ControlPolicy.defaultSocketPath)); Carrel stops if it cannot open it.", valueName: "path"))
     var controlSocket: String?
 
+    // Policy overrides for the app-requested lock ([app_lock] in the policy).
+    @Option(name: .long, help: ArgumentHelp("Policy override: an executable (absolute real path) whose untrusted clients may ask for a lock-only session. Repeatable.", valueName: "path"))
+    var appLockAllow: [String] = []
+
+    @Flag(name: .long, help: "Policy override: the person at the machine confirms each app-requested lock on screen (Y / N / Escape).")
+    var appLockConfirm = false
+
+    @Option(name: .long, help: ArgumentHelp("Policy override: show a banner naming the app and time limit for this many seconds when an app-requested lock begins, 0 to 30 (0: none).", valueName: "n"))
+    var bannerSeconds: Int?
+
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The exam app and its arguments, after --.", valueName: "app"))
     var app: [String] = []
 
     func validate() throws {
         if let path = controlSocket, !path.hasPrefix("/") {
             throw ValidationError("--control-socket \(path) is not an absolute path; give a full path such as /run/carrel/control.sock")
+        }
+        for path in appLockAllow {
+            guard path.hasPrefix("/") else {
+                throw ValidationError("--app-lock-allow \(path): give the executable's absolute path, e.g. /usr/bin/exam")
+            }
+            guard let resolved = realpath(path, nil) else {
+                throw ValidationError("--app-lock-allow \(path): \(String(cString: strerror(errno))); give the path of an installed executable")
+            }
+            let real = String(cString: resolved)
+            free(resolved)
+            guard real == path else {
+                throw ValidationError("--app-lock-allow \(path) resolves to \(real); Carrel matches the real path of /proc/PID/exe, so give \(real)")
+            }
+        }
+        if let bannerSeconds, !(0...30).contains(bannerSeconds) {
+            throw ValidationError("--banner-seconds \(bannerSeconds): give a number of seconds from 0 (no banner) to 30")
         }
         if let fd = readyFd, fcntl(fd, F_GETFD) < 0 {
             throw ValidationError("--ready-fd \(fd) is not an open file descriptor; pass one the parent opened for Carrel")
@@ -139,6 +165,10 @@ struct CarrelCommand: ParsableCommand {
             options.control.socketPath = controlSocket
             options.requireControlSocket = true
         }
+        // The command line's app-lock overrides add to the policy's [app_lock].
+        options.appLock.allowedExecutables.formUnion(appLockAllow)
+        if appLockConfirm { options.appLock.requireConfirmation = true }
+        if let bannerSeconds { options.appLock.bannerDuration = .seconds(bannerSeconds) }
         let server: Server
         do {
             server = try Server(options: options, logger: logger)

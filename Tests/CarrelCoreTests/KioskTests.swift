@@ -114,6 +114,20 @@ struct KioskScreenTests {
         #expect(!both.shows(WindowOwner(client: ClientID(1), role: .untrusted)))
     }
 
+    @Test("an app-requested lock (untrusted owner) keeps the untrusted layer; only the owner's windows show and take focus")
+    func untrustedOwner() {
+        let owner = WindowOwner(client: ClientID(7), role: .untrusted)
+        let set = RestrictionSet(session: SessionID(1), owner: owner.client, ownerRole: .untrusted,
+                                 configuration: AssessmentConfiguration(), policy: SessionPolicy())
+        let rules = ScreenRules(restrictions: set)
+        #expect(!rules.hidesUntrustedLayer && rules.untrustedMayFocus && rules.confinesInput)
+        #expect(rules.shows(owner) && !rules.shows(WindowOwner(client: ClientID(8), role: .untrusted)))
+        // A normal session hides the layer whole and lets no untrusted window focus.
+        let normal = ScreenRules(restrictions: RestrictionSet(session: SessionID(2), owner: ClientID(1),
+                                                              configuration: AssessmentConfiguration(), policy: SessionPolicy()))
+        #expect(normal.hidesUntrustedLayer && !normal.untrustedMayFocus)
+    }
+
     @Test("the audit flags an enabled untrusted window in a gap, and only that")
     func audit() {
         let entries = [

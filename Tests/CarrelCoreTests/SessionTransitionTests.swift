@@ -32,12 +32,13 @@ struct SessionTransitionTests {
 
     /// The session's state as the table names it.
     enum Kind: Equatable, CustomStringConvertible {
-        case gone, restricting, awaitingPresentation, active, updating, interrupted, failed(FailureReason), ended
+        case gone, restricting, awaitingConfirmation, awaitingPresentation, active, updating, interrupted, failed(FailureReason), ended
 
         init(_ record: SessionRecord?) {
             guard let record else { self = .gone; return }
             switch record.phase {
             case .restricting: self = .restricting
+            case .awaitingConfirmation: self = .awaitingConfirmation
             case .awaitingPresentation: self = .awaitingPresentation
             case .active: self = record.restrictionRequest == nil ? .active : .updating
             case .interrupted: self = .interrupted
@@ -50,6 +51,7 @@ struct SessionTransitionTests {
             switch self {
             case .gone: return "gone"
             case .restricting: return "restricting"
+            case .awaitingConfirmation: return "awaiting-confirmation"
             case .awaitingPresentation: return "awaiting-presentation"
             case .active: return "active"
             case .updating: return "updating"

@@ -25,6 +25,7 @@
 #include <wlr/backend/x11.h>
 #include <wlr/render/allocator.h>
 #include <wlr/render/wlr_renderer.h>
+#include <wlr/types/wlr_buffer.h>
 #include <wlr/types/wlr_compositor.h>
 #include <wlr/types/wlr_cursor.h>
 #include <wlr/types/wlr_data_device.h>
@@ -67,6 +68,10 @@ void carrel_listener_connect(struct carrel_listener *l, struct wl_signal *signal
                              void (*callback)(void *context, void *data), void *context);
 /// Prepares `l` like carrel_listener_connect, for a client's destruction.
 void carrel_listener_connect_client_destroy(struct carrel_listener *l, struct wl_client *client,
+                                            void (*callback)(void *context, void *data), void *context);
+/// Prepares `l` like carrel_listener_connect, for every client `display`
+/// creates (libwayland has no signal getter for it either).
+void carrel_listener_connect_client_created(struct carrel_listener *l, struct wl_display *display,
                                             void (*callback)(void *context, void *data), void *context);
 /// Removes `l` from whatever signal it is on; safe to call twice.
 void carrel_listener_disconnect(struct carrel_listener *l);
@@ -131,6 +136,15 @@ void carrel_install_shm_pool_accounting(struct wl_display *display, carrel_shm_p
 const struct wl_interface *carrel_assessment_manager_interface(void);
 const struct wl_interface *carrel_assessment_configuration_interface(void);
 const struct wl_interface *carrel_assessment_session_interface(void);
+
+/// A wlr_buffer in plain memory that the compositor draws into itself (the
+/// confirmation prompt and the banner, with cairo): `width`×`height` pixels of
+/// DRM_FORMAT_ARGB8888, which is cairo's CAIRO_FORMAT_ARGB32 on little-endian
+/// machines, premultiplied. `*data` and `*stride` receive the pixels; they
+/// live until the buffer is dropped and every lock on it released.
+/// wlroots-version-specific: implements 0.15's `wlr_buffer_impl` by hand.
+/// Returns NULL when memory runs out.
+struct wlr_buffer *carrel_memory_buffer_create(int width, int height, void **data, int *stride);
 
 /// Current CLOCK_MONOTONIC as a timespec (frame-done timestamps).
 struct timespec carrel_now(void);

@@ -55,9 +55,15 @@ public struct GlobalAccess: Sendable, Equatable {
     }
 
     /// Whether `role` may see (and so bind) the global `interface`;
-    /// `sessionActive`: whether a session holds restrictions right now.
-    public func decision(interface: String, role: Role, sessionActive: Bool = false) -> Decision {
+    /// `sessionActive`: whether a session holds restrictions right now;
+    /// `appLockEntitled`: whether the client's executable (read from
+    /// `/proc/PID/exe` when it connected) is on the policy's app-lock
+    /// allowlist — such a client also sees the assessment globals, to ask
+    /// for a lock-only session. It grants nothing else.
+    public func decision(interface: String, role: Role, sessionActive: Bool = false,
+                         appLockEntitled: Bool = false) -> Decision {
         guard let cls = classes[interface] else { return .hidden(.unclassified) }
+        if cls == .assessment && appLockEntitled { return .visible }
         guard rolesByClass[cls, default: []].contains(role) else {
             return .hidden(cls == .privileged ? .privileged : .notForRole)
         }

@@ -27,6 +27,10 @@
 /// - an update applies fully (`updated`) or not at all (`update_failed`);
 /// - selections are cleared when a session is accepted, interrupted, and
 ///   whenever its restrictions are reverted.
+/// - an app-requested lock (an allowlisted untrusted client, lock-only
+///   configuration) is, when the policy asks, confirmed at the machine after
+///   its restrictions hold and before the frame wait; refused, unanswered or
+///   unshowable, it fails and everything is reverted.
 public struct Invigilator: Sendable {
     /// The administrator's rules for sessions.
     public let policy: SessionPolicy
@@ -37,9 +41,16 @@ public struct Invigilator: Sendable {
     public private(set) var liveSessionID: SessionID?
     /// Set by `shutdown`: no new session may begin.
     public private(set) var isShuttingDown = false
+    /// App-requested lock (ASAM): who may ask, confirmation, banner.
+    public let appLock: AppLockPolicy
+    /// How long the on-screen confirmation waits for an answer.
+    public let confirmationTimeout: Duration
 
-    public init(policy: SessionPolicy = SessionPolicy()) {
+    public init(policy: SessionPolicy = SessionPolicy(), appLock: AppLockPolicy = AppLockPolicy(),
+                confirmationTimeout: Duration = AppLock.confirmationTimeout) {
         self.policy = policy
+        self.appLock = appLock
+        self.confirmationTimeout = confirmationTimeout
     }
 
     /// The record of the session that is pending or begun.
@@ -62,10 +73,14 @@ public struct Invigilator: Sendable {
 
     /// `carrel_assessment_manager_v1.begin`. `configuration` is the copy of
     /// the configuration object's state, or `nil` for a null configuration.
+    /// `executable`: for an untrusted client, the realpath of its
+    /// `/proc/PID/exe` as read when it connected (nil if unknown); an
+    /// allowlisted one may ask for an app-requested lock.
     public mutating func begin(
         _ id: SessionID,
         client: ClientID,
         role: Role,
+        executable: String? = nil,
         surface: SurfaceReadiness,
         configuration: AssessmentConfiguration?,
         now: Instant
@@ -82,9 +97,10 @@ public struct Invigilator: Sendable {
         var record = SessionRecord(
             id: id, owner: client, phase: .restricting, configuration: configuration,
             timeLimit: policy.timeLimit(for: configuration), beganAt: nil, timeLimitDeadline: nil,
-            restrictionRequest: nil, queuedUpdates: []
+            restrictionRequest: nil, ownerRole: role, queuedUpdates: []
         )
-        if let (reason, message, detail) = refusal(client: client, role: role, surface: surface, configuration: configuration) {
+        if !policy.isEntitled(role) { record.appLockExecutable = executable }
+        if let (reason, message, detail) = refusal(client: client, role: role, executable: executable, surface: surface, configuration: configuration) {
             record.phase = .failed(reason)
             sessions[id] = record
             return [.send(id, .failed(reason, message: message)),
@@ -94,10 +110,11 @@ public struct Invigilator: Sendable {
         record.restrictionRequest = .begin(set)
         sessions[id] = record
         liveSessionID = id
+        let kind = record.appLockExecutable.map { "app-requested lock by \($0), " } ?? ""
         // Selections are cleared before the restrictions go up, so nothing
         // copied before the session can be pasted into it.
         return [.lockStateChanged(.active), .clearSelections, .applyRestrictions(set),
-                log(.info, "\(id) of \(client): begin accepted (\(configuration)), → restricting")]
+                log(.info, "\(id) of \(client): begin accepted (\(kind)\(configuration)), → restricting")]
     }
 
     /// `carrel_assessment_session_v1.end`.
@@ -106,7 +123,7 @@ public struct Invigilator: Sendable {
             return [log(.warning, "end: \(id) is unknown — ignored")]
         }
         switch record.phase {
-        case .restricting, .awaitingPresentation:
+        case .restricting, .awaitingConfirmation, .awaitingPresentation:
             return [.protocolError(.notBegun(id)), log(.warning, "\(id) of \(record.owner): end before began")]
         case .active, .interrupted:
             return release(id, answer: .ended, why: "end")
@@ -124,7 +141,7 @@ public struct Invigilator: Sendable {
             return [log(.warning, "update: \(id) is unknown — ignored")]
         }
         switch record.phase {
-        case .restricting, .awaitingPresentation:
+        case .restricting, .awaitingConfirmation, .awaitingPresentation:
             return [.protocolError(.notBegun(id)), log(.warning, "\(id) of \(record.owner): update before began")]
         case .failed, .ended:
             return [log(.info, "\(id): update on an inert session — ignored")]
@@ -171,11 +188,15 @@ public struct Invigilator: Sendable {
         sessions[id] = record
         switch (request, outcome) {
         case (.begin, .applied):
-            let deadline = now.advanced(by: policy.presentationTimeout)
-            record.phase = .awaitingPresentation(deadline: deadline)
-            sessions[id] = record
-            return [.startPresentationWait(id, deadline: deadline),
-                    log(.info, "\(id): restrictions hold, restricting → awaiting-presentation until \(deadline)")]
+            if let executable = record.appLockExecutable, appLock.requireConfirmation {
+                let deadline = now.advanced(by: confirmationTimeout)
+                record.phase = .awaitingConfirmation(deadline: deadline)
+                sessions[id] = record
+                let prompt = AppLock.prompt(app: AppLock.appName(executable: executable))
+                return [.askConfirmation(id, prompt: prompt, deadline: deadline),
+                        log(.info, "\(id): restrictions hold, restricting → awaiting-confirmation at the machine until \(deadline)")]
+            }
+            return startPresentationWait(id, now: now, from: "restricting")
         case (.begin, .failed(let message)):
             return release(id, answer: .failed(.restrictionFailed, message: message), why: "a restriction could not be applied: \(message)")
         case (.update(let configuration, _), .applied):
@@ -187,6 +208,52 @@ public struct Invigilator: Sendable {
         }
     }
 
+    /// The person at the machine answered the confirmation prompt of session
+    /// `id`: `allowed` goes on to wait for a frame, a refusal fails the
+    /// session with `not_entitled`. Answers for sessions not asking are ignored.
+    public mutating func confirmationAnswered(_ id: SessionID, allowed: Bool, now: Instant) -> [SessionEffect] {
+        guard let record = sessions[id], case .awaitingConfirmation = record.phase else {
+            return [log(.info, "confirmation answer for \(id), which is not asking — ignored")]
+        }
+        guard allowed else {
+            return release(id, answer: .failed(.notEntitled, message: "refused at the machine"),
+                           why: "the person at the machine refused the app-requested lock")
+        }
+        return [.dismissConfirmation(id), log(.notice, "\(id): app-requested lock confirmed at the machine")]
+            + startPresentationWait(id, now: now, from: "awaiting-confirmation")
+    }
+
+    /// The compositor could not put the prompt on screen (no output, no
+    /// memory): nobody can answer, so the session fails (closed).
+    public mutating func confirmationUnavailable(_ id: SessionID, _ message: String) -> [SessionEffect] {
+        guard let record = sessions[id], case .awaitingConfirmation = record.phase else { return [] }
+        return release(id, answer: .failed(.internal, message: "the confirmation could not be shown at the machine: \(message)"),
+                       why: "the confirmation prompt could not be shown: \(message)")
+    }
+
+    /// The confirmation's timer fired. Early timers are re-armed, stale ones
+    /// ignored; at the deadline, no answer is a refusal.
+    public mutating func confirmationDeadlinePassed(_ id: SessionID, now: Instant) -> [SessionEffect] {
+        guard let record = sessions[id], case .awaitingConfirmation(let deadline) = record.phase else { return [] }
+        guard now >= deadline else {
+            let prompt = AppLock.prompt(app: AppLock.appName(executable: record.appLockExecutable ?? "?"))
+            return [.askConfirmation(id, prompt: prompt, deadline: deadline)]
+        }
+        return release(id, answer: .failed(.notEntitled, message: "no answer at the machine within \(confirmationTimeout)"),
+                       why: "no answer at the machine to the app-requested lock within \(confirmationTimeout)")
+    }
+
+    /// Restrictions hold (and, for a confirmed lock, the person at the
+    /// machine said yes): wait for a frame showing only the session.
+    private mutating func startPresentationWait(_ id: SessionID, now: Instant, from: String) -> [SessionEffect] {
+        guard var record = sessions[id] else { return [] }
+        let deadline = now.advanced(by: policy.presentationTimeout)
+        record.phase = .awaitingPresentation(deadline: deadline)
+        sessions[id] = record
+        return [.startPresentationWait(id, deadline: deadline),
+                log(.info, "\(id): restrictions hold, \(from) → awaiting-presentation until \(deadline)")]
+    }
+
     /// A frame showing only the session's windows was presented on every
     /// enabled output. Reports for sessions not waiting for one are ignored.
     public mutating func framePresented(_ id: SessionID, now: Instant) -> [SessionEffect] {
@@ -195,9 +262,15 @@ public struct Invigilator: Sendable {
         record.phase = .active
         record.beganAt = now
         record.timeLimitDeadline = deadline
-        sessions[id] = record
-        return [.stopPresentationWait(id), .armTimeLimit(id, deadline: deadline), .send(id, .began),
+        var effects: [SessionEffect] = [.stopPresentationWait(id), .armTimeLimit(id, deadline: deadline), .send(id, .began),
                 log(.info, "\(id) of \(record.owner): awaiting-presentation → active (began), time limit \(record.timeLimit) s until \(deadline)")]
+        if let executable = record.appLockExecutable, appLock.bannerDuration > .zero {
+            record.bannerShown = true
+            let text = AppLock.bannerText(app: AppLock.appName(executable: executable), timeLimit: record.timeLimit)
+            effects.append(.showBanner(id, text: text, until: now.advanced(by: appLock.bannerDuration)))
+        }
+        sessions[id] = record
+        return effects
     }
 
     /// The presentation wait's timer fired. A timer that fires before the
@@ -326,13 +399,19 @@ public struct Invigilator: Sendable {
     /// Why `begin` must fail, or `nil` to accept it: (reason, message for
     /// the client, detail for our log). Entitlement comes first so that a
     /// client that may not lock learns nothing about other sessions.
-    private func refusal(client: ClientID, role: Role, surface: SurfaceReadiness, configuration: AssessmentConfiguration)
-        -> (FailureReason, String, String)?
+    private func refusal(client: ClientID, role: Role, executable: String?, surface: SurfaceReadiness,
+                         configuration: AssessmentConfiguration) -> (FailureReason, String, String)?
     {
         if isShuttingDown {
             return (.cancelled, "the compositor is shutting down", "shutting down")
         }
-        if !policy.isEntitled(role) {
+        if !policy.isEntitled(role), appLock.entitles(executable: executable) {
+            // An allowlisted app may only lock: every feature allowed, no participants.
+            if !AppLock.isLockOnly(configuration) {
+                let message = "an app-requested lock must use a lock-only configuration: allow every feature and add no participant"
+                return (.notEntitled, message, "\(executable ?? "?") asked for \(configuration), not a lock-only configuration")
+            }
+        } else if !policy.isEntitled(role) {
             let roles = policy.entitledRoles.map(\.rawValue).sorted().joined(separator: ", ")
             return (.notEntitled, "clients of role \(role) may not begin sessions", "role \(role) is not entitled (entitled: \(roles))")
         }
@@ -350,7 +429,7 @@ public struct Invigilator: Sendable {
     }
 
     private func restrictions(for record: SessionRecord, configuration: AssessmentConfiguration) -> RestrictionSet {
-        RestrictionSet(session: record.id, owner: record.owner, configuration: configuration, policy: policy)
+        RestrictionSet(session: record.id, owner: record.owner, ownerRole: record.ownerRole, configuration: configuration, policy: policy)
     }
 
     /// Takes queued updates in order until one needs the compositor: those
@@ -422,7 +501,12 @@ public struct Invigilator: Sendable {
         guard var record = sessions[id], record.phase.isLive else { return [] }
         let from = record.phase
         var effects: [SessionEffect] = [.clearSelections, .revertRestrictions(id)]
+        if case .awaitingConfirmation = record.phase { effects.append(.dismissConfirmation(id)) }
         if case .awaitingPresentation = record.phase { effects.append(.stopPresentationWait(id)) }
+        if record.bannerShown {
+            record.bannerShown = false
+            effects.append(.hideBanner(id))
+        }
         if record.timeLimitDeadline != nil { effects.append(.disarmTimeLimit(id)) }
         record.timeLimitDeadline = nil
         record.restrictionRequest = nil

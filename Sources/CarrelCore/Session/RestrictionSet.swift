@@ -9,6 +9,9 @@ public struct RestrictionSet: Sendable, Hashable, CustomStringConvertible {
     public var session: SessionID
     /// The client whose windows are the session's windows.
     public var owner: ClientID
+    /// The owner's role: `.untrusted` for an app-requested lock (ASAM),
+    /// whose windows live among the untrusted clients' windows.
+    public var ownerRole: Role
     /// Windows of clients other than the owner and allowed participants are
     /// not shown (and are never put in a visible scene tree).
     public var hideUntrustedWindows: Bool
@@ -29,9 +32,11 @@ public struct RestrictionSet: Sendable, Hashable, CustomStringConvertible {
     /// The restrictions for `session` of `owner` under `configuration`.
     /// Every session in this version hides, refuses capture, isolates the
     /// clipboard and confines input; only features and participants vary.
-    public init(session: SessionID, owner: ClientID, configuration: AssessmentConfiguration, policy: SessionPolicy) {
+    public init(session: SessionID, owner: ClientID, ownerRole: Role = .app, configuration: AssessmentConfiguration,
+                policy: SessionPolicy) {
         self.session = session
         self.owner = owner
+        self.ownerRole = ownerRole
         hideUntrustedWindows = true
         refuseCapture = true
         isolateClipboard = true
@@ -41,6 +46,13 @@ public struct RestrictionSet: Sendable, Hashable, CustomStringConvertible {
         participants = configuration.participants
     }
 
+    /// Whether the layer that holds untrusted clients' windows stays in the
+    /// scene. It leaves it whole while untrusted windows are hidden, unless
+    /// the session's own windows are untrusted (an app-requested lock): then
+    /// the layer stays and every window in it but the owner's is hidden one
+    /// by one (`shows`).
+    public var showsUntrustedLayer: Bool { !hideUntrustedWindows || ownerRole == .untrusted }
+
     public var description: String {
         var parts: [String] = []
         if hideUntrustedWindows { parts.append("hide-untrusted") }
@@ -49,6 +61,6 @@ public struct RestrictionSet: Sendable, Hashable, CustomStringConvertible {
         if inputOnlyToSession { parts.append("input-only-to-session") }
         parts.append("deny=[\(compositorEnforcedDenials.sorted().map(\.protocolName).joined(separator: ","))]")
         parts.append("participants=[\(participants.joined(separator: ","))]")
-        return "\(session) of \(owner): " + parts.joined(separator: " ")
+        return "\(session) of \(owner)\(ownerRole == .app ? "" : " (\(ownerRole))"): " + parts.joined(separator: " ")
     }
 }

@@ -20,7 +20,7 @@ public struct ScreenRules: Sendable, Hashable {
 
     /// Whether the untrusted layer as a whole is out of the scene.
     public var hidesUntrustedLayer: Bool {
-        kioskGap || (restrictions?.hideUntrustedWindows ?? false)
+        kioskGap || !(restrictions?.showsUntrustedLayer ?? true)
     }
 
     /// Whether input and focus are confined to the windows shown.
@@ -28,9 +28,12 @@ public struct ScreenRules: Sendable, Hashable {
         kioskGap || (restrictions?.inputOnlyToSession ?? false)
     }
 
-    /// Whether untrusted windows may take keyboard focus at all.
+    /// Whether untrusted windows may take keyboard focus at all: not in a
+    /// kiosk gap, and during a session only when the session's own windows
+    /// are untrusted (an app-requested lock; `confinesInput` keeps the
+    /// others out).
     public var untrustedMayFocus: Bool {
-        restrictions == nil && !kioskGap
+        !kioskGap && (restrictions?.showsUntrustedLayer ?? true)
     }
 
     /// Whether output `index` (0 is the primary) shows the plain curtain:

@@ -29,6 +29,17 @@ public enum SessionEffect: Sendable, Hashable, CustomStringConvertible {
     case disarmTimeLimit(SessionID)
     /// Send `lock_state` then `done` to every bound manager.
     case lockStateChanged(LockState)
+    /// Draw the confirmation prompt for an app-requested lock on top of
+    /// everything, let Y / N / Escape from a real keyboard answer it
+    /// (`confirmationAnswered`) and consume every other key, and arm a timer
+    /// for `deadline` reporting `confirmationDeadlinePassed`.
+    case askConfirmation(SessionID, prompt: String, deadline: Instant)
+    /// Take the prompt down and disarm its timer.
+    case dismissConfirmation(SessionID)
+    /// Draw the banner on top of everything until `until`, then take it down.
+    case showBanner(SessionID, text: String, until: Instant)
+    /// Take the banner down now, if it is still up.
+    case hideBanner(SessionID)
     /// Record a transition or an ignored input.
     case log(SessionLogEntry)
 
@@ -44,6 +55,10 @@ public enum SessionEffect: Sendable, Hashable, CustomStringConvertible {
         case .armTimeLimit(let id, let deadline): return "arm time limit of \(id) at \(deadline)"
         case .disarmTimeLimit(let id): return "disarm time limit of \(id)"
         case .lockStateChanged(let state): return "lock state \(state)"
+        case .askConfirmation(let id, let prompt, let deadline): return "ask \"\(prompt)\" for \(id) until \(deadline)"
+        case .dismissConfirmation(let id): return "dismiss the confirmation of \(id)"
+        case .showBanner(let id, let text, let until): return "show banner \"\(text)\" for \(id) until \(until)"
+        case .hideBanner(let id): return "hide the banner of \(id)"
         case .log(let entry): return "log \(entry)"
         }
     }

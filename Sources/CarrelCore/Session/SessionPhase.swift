@@ -1,15 +1,20 @@
 /// Where one session is in its lifecycle.
 ///
 /// ```
-/// begin ─▶ restricting ─▶ awaitingPresentation ─▶ active ⇄ interrupted
-///             │                   │                  │          │
-///             └──── failed ◀──────┘                  └─ ended ◀─┘
+/// begin ─▶ restricting ─▶ [awaitingConfirmation] ─▶ awaitingPresentation ─▶ active ⇄ interrupted
+///             │                   │                          │                 │          │
+///             └──── failed ◀──────┴──────────────────────────┘                 └─ ended ◀─┘
 /// ```
-/// `restricting` and `awaitingPresentation` are *pending*; `active` and
+/// `awaitingConfirmation` only for an app-requested lock whose policy asks
+/// the person at the machine to confirm it.
+/// `restricting`, `awaitingConfirmation` and `awaitingPresentation` are *pending*; `active` and
 /// `interrupted` have *begun*; `failed` and `ended` are *inert*.
 public enum SessionPhase: Sendable, Hashable, CustomStringConvertible {
     /// `begin` accepted; the compositor is applying the restrictions.
     case restricting
+    /// Restrictions hold; the on-screen prompt asks the person at the
+    /// machine to confirm an app-requested lock, until `deadline`.
+    case awaitingConfirmation(deadline: Instant)
     /// Restrictions hold; waiting for a frame showing only the session on
     /// every enabled output, until `deadline`.
     case awaitingPresentation(deadline: Instant)
@@ -28,7 +33,7 @@ public enum SessionPhase: Sendable, Hashable, CustomStringConvertible {
     /// Waiting for `began` or `failed`.
     public var isPending: Bool {
         switch self {
-        case .restricting, .awaitingPresentation: return true
+        case .restricting, .awaitingConfirmation, .awaitingPresentation: return true
         default: return false
         }
     }
@@ -48,7 +53,7 @@ public enum SessionPhase: Sendable, Hashable, CustomStringConvertible {
     /// `restricting` is pending but not yet confirmed.
     public var holdsRestrictions: Bool {
         switch self {
-        case .awaitingPresentation, .active, .interrupted: return true
+        case .awaitingConfirmation, .awaitingPresentation, .active, .interrupted: return true
         default: return false
         }
     }
@@ -56,6 +61,7 @@ public enum SessionPhase: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .restricting: return "restricting"
+        case .awaitingConfirmation: return "awaiting-confirmation"
         case .awaitingPresentation: return "awaiting-presentation"
         case .active: return "active"
         case .interrupted(let reason): return "interrupted(\(reason))"

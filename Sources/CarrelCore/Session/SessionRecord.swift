@@ -19,6 +19,13 @@ public struct SessionRecord: Sendable, Hashable {
     /// The restriction change the compositor was asked for and has not yet
     /// confirmed, if any.
     public internal(set) var restrictionRequest: RestrictionRequest?
+    /// The role of the client that began the session.
+    public internal(set) var ownerRole: Role = .app
+    /// For an app-requested lock (ASAM): the executable of the client that
+    /// asked, as Carrel read it at connect; nil for every other session.
+    public internal(set) var appLockExecutable: String? = nil
+    /// Whether the banner was put up for this session.
+    public internal(set) var bannerShown = false
     /// Updates received while another was being applied, oldest first; each
     /// is answered in order.
     public internal(set) var queuedUpdates: [AssessmentConfiguration]
