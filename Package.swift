@@ -52,6 +52,14 @@ let package = Package(
             sources: ["shim.c"],
             publicHeadersPath: "include"
         ),
+        // The media restriction provider's sd-bus calls (MPRIS pause).
+        .target(
+            name: "CarrelMedia",
+            dependencies: ["CSystemdLib"],
+            path: "CModules/CarrelMedia",
+            sources: ["media.c"],
+            publicHeadersPath: "include"
+        ),
         .target(
             name: "CarrelClientShim",
             dependencies: ["CarrelProtocolCode", "CWaylandClientLib"],
@@ -62,7 +70,7 @@ let package = Package(
         .target(name: "CarrelCore"),
         .target(
             name: "CarrelCompositor",
-            dependencies: ["CarrelCore", "CarrelShim", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CarrelCore", "CarrelShim", "CarrelMedia", .product(name: "Logging", package: "swift-log")],
             swiftSettings: cSideSettings
         ),
         .executableTarget(

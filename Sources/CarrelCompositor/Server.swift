@@ -21,6 +21,8 @@ public struct CompositorOptions {
     public var emergencyBinding: KeyCombination? = nil
     /// Screen capture outside sessions (off by default; never during one).
     public var capture: CapturePolicy = CapturePolicy()
+    /// Restriction providers beyond the display (network, media); all off by default.
+    public var providers: ProvidersPolicy = ProvidersPolicy()
 
     public init(app: [String], readyFD: Int32?, access: GlobalAccess = .standard, logLevel: Logger.Level = .info,
                 windowSize: Size = Size(width: 1280, height: 720), sessionPolicy: SessionPolicy = SessionPolicy()) {
@@ -75,6 +77,8 @@ public final class Server {
     private var signalSources: [OpaquePointer] = []
     private var hotplugHook: OutputHotplugHook?
     private var app: AppProcess?
+    /// Restriction providers (network, media): recovery, cgroup, verify timer.
+    private var providerHost: ProviderHost?
     private var exitStatus: Int32 = 0
     private(set) public var publicSocketName: String = ""
 
@@ -163,6 +167,10 @@ public final class Server {
         }
         publicSocketName = String(cString: socket)
         let appSocket = try roles.openAppSocket(runtimeDirectory: runtimeDirectory)
+        let providerHost = ProviderHost(policy: options.providers, runtimeDirectory: runtimeDirectory,
+                                        loop: wl_display_get_event_loop(display), logger: logger)
+        providerHost.integrityLost = { [unowned self] in assessment.integrityLost($0) }
+        self.providerHost = providerHost
 
         guard wlr_backend_start(backend) else {
             throw CompositorError.backend("the backend did not start (no seat, no outputs, or no access to them)")
@@ -176,7 +184,7 @@ public final class Server {
         // The readiness fd is Carrel's alone: the app must not inherit it.
         if let fd = options.readyFD { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         if !options.app.isEmpty {
-            app = try AppProcess.launch(options.app, appSocket: appSocket, logger: logger)
+            app = try providerHost.launch { try AppProcess.launch(options.app, appSocket: appSocket, logger: logger) }
         }
         logger.notice("listening on \(publicSocketName) (public) and \(appSocket) (app)")
         Readiness.announce(socketName: publicSocketName, readyFD: options.readyFD, logger: logger)
@@ -234,6 +242,7 @@ public final class Server {
             self.app = nil
         }
         assessment.shutdown()
+        providerHost?.shutdown()
         for source in signalSources { wl_event_source_remove(source) }
         signalSources.removeAll()
         hotplugHook?.remove()
@@ -501,6 +510,8 @@ extension Server {
     /// windows leave the scene (their layer is disabled, not covered), and
     /// focus stays on the session's windows. All or nothing.
     func applyRestrictions(_ set: RestrictionSet) -> RestrictionOutcome {
+        // Providers first: if one fails, nothing here has changed.
+        if case .failed(let message)? = providerHost?.apply(set) { return .failed(message) }
         restrictions = set
         failCaptureFrames(on: nil)
         setUntrustedLayerVisible(!set.hideUntrustedWindows)
@@ -517,6 +528,7 @@ extension Server {
 
     func revertRestrictions(for id: SessionID) {
         guard restrictions?.session == id else { return }
+        providerHost?.revert()
         restrictions = nil
         setUntrustedLayerVisible(true)
         for view in views.values {

@@ -37,12 +37,22 @@ struct CarrelCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Print the globals a role sees (app, participant, untrusted), one per line, and exit.", valueName: "role"))
     var printGlobals: RoleArgument?
 
+    @Option(name: .customLong("provider"), help: ArgumentHelp("Enable a restriction provider (network, media) in addition to the policy's. Repeatable.", valueName: "name"))
+    var providers: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Where the restriction providers' state is recorded (default: $XDG_RUNTIME_DIR/carrel).", valueName: "dir"))
+    var providerStateDir: String?
+
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The exam app and its arguments, after --.", valueName: "app"))
     var app: [String] = []
 
     func validate() throws {
         if let fd = readyFd, fcntl(fd, F_GETFD) < 0 {
             throw ValidationError("--ready-fd \(fd) is not an open file descriptor; pass one the parent opened for Carrel")
+        }
+        var check = ProvidersPolicy()
+        for name in providers where !check.enable(name) {
+            throw ValidationError("--provider \(name): no such restriction provider; use one of \(ProvidersPolicy.knownNames.joined(separator: ", "))")
         }
     }
 
@@ -58,7 +68,9 @@ struct CarrelCommand: ParsableCommand {
             return handler
         }
         let logger = Logger(label: "carrel")
-        let options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level, windowSize: windowSize.size)
+        var options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level, windowSize: windowSize.size)
+        for name in providers { _ = options.providers.enable(name) }
+        if let providerStateDir { options.providers.stateDirectory = providerStateDir }
         let server: Server
         do {
             server = try Server(options: options, logger: logger)
