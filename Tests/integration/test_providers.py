@@ -62,7 +62,7 @@ def run(argv, timeout=10.0, check=True) -> subprocess.CompletedProcess:
 class Namespace:
     """A network namespace with loopback up, and carrel wrapped to run in it."""
 
-    def __init__(self, tmp_path: Path, mount_cgroup2: bool = True) -> None:
+    def __init__(self, tmp_path: Path, mount_cgroup2: bool = True, carrel_prefix: str = "") -> None:
         self.ip, self.nft = tool("ip"), tool("nft")
         tool("unshare")
         self.name = f"carrel-test-{os.getpid()}-{tmp_path.name[-12:]}"
@@ -76,7 +76,7 @@ class Namespace:
         self.wrapper.write_text(
             "#!/bin/sh\n"
             f"exec {self.ip} netns exec {self.name} unshare -m sh -c "
-            f"'{mount}exec \"$0\" \"$@\"' {h.carrel_bin()} \"$@\"\n")
+            f"'{mount}exec {carrel_prefix}\"$0\" \"$@\"' {h.carrel_bin()} \"$@\"\n")
         self.wrapper.chmod(0o755)
 
     def exec(self, argv, timeout=10.0, check=True) -> subprocess.CompletedProcess:
@@ -267,6 +267,28 @@ def test_network_without_cgroup2_fails_closed(carrel, procs, logdir, logs, tmp_p
         assert int(m.group(2)) == RESTRICTION_FAILED, a.lines
         assert "network" in m.group(3) and "cgroup" in m.group(3), m.group(3)
         assert not ns.table_exists()
+        w.alive()
+    finally:
+        ns.delete()
+
+
+def test_network_without_cap_net_admin_fails_closed(carrel, procs, logdir, logs, tmp_path,
+                                                    client_python, pywayland_protocols):
+    """Root without CAP_NET_ADMIN (dropped from the bounding set): nft is refused."""
+    setpriv = tool("setpriv")
+    ns = Namespace(tmp_path, carrel_prefix=f"{setpriv} --bounding-set -net_admin ")
+    try:
+        w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, ns)
+        a = w.client("exam")
+        a.map()
+        a.bind()
+        a.begin()
+        m = a.expect(r"session s (began|failed (\d+) (.*))", what="the answer to begin")
+        assert m.group(1) != "began", "began without the network restriction it was asked for"
+        assert int(m.group(2)) == RESTRICTION_FAILED, a.lines
+        assert "network" in m.group(3) and "CAP_NET_ADMIN" in m.group(3), m.group(3)
+        assert not ns.table_exists()
+        assert not (w.state_dir / "providers.state").exists(), "a failed apply left its record"
         w.alive()
     finally:
         ns.delete()
