@@ -14,6 +14,8 @@
 
 struct carrel_media {
     sd_bus *bus;
+    sd_bus_slot *match;
+    int playing_seen;
 };
 
 static void set_error(char *err, size_t errlen, const char *what, int r, const sd_bus_error *e) {
@@ -117,8 +119,53 @@ int carrel_media_pause(carrel_media *media, int all, char *paused, size_t paused
     return failed ? -1 : count;
 }
 
+// PropertiesChanged(s interface, a{sv} changed, as invalidated): notes a
+// PlaybackStatus of "Playing"; the pause itself happens outside the callback.
+static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+    (void)ret_error;
+    carrel_media *media = userdata;
+    const char *interface = NULL;
+    if (sd_bus_message_read(m, "s", &interface) < 0 || strcmp(interface, MPRIS_PLAYER) != 0) return 0;
+    if (sd_bus_message_enter_container(m, SD_BUS_TYPE_ARRAY, "{sv}") < 0) return 0;
+    while (sd_bus_message_enter_container(m, SD_BUS_TYPE_DICT_ENTRY, "sv") > 0) {
+        const char *key = NULL;
+        if (sd_bus_message_read(m, "s", &key) < 0) return 0;
+        if (strcmp(key, "PlaybackStatus") == 0) {
+            const char *value = NULL;
+            if (sd_bus_message_read(m, "v", "s", &value) >= 0 && value && strcmp(value, "Playing") == 0)
+                media->playing_seen = 1;
+        } else if (sd_bus_message_skip(m, "v") < 0) {
+            return 0;
+        }
+        if (sd_bus_message_exit_container(m) < 0) return 0;
+    }
+    return 0;
+}
+
+int carrel_media_watch(carrel_media *media, char *err, size_t errlen) {
+    int r = sd_bus_match_signal(media->bus, &media->match, NULL, MPRIS_PATH, "org.freedesktop.DBus.Properties",
+                                "PropertiesChanged", on_properties_changed, media);
+    if (r < 0) { set_error(err, errlen, "could not watch the players' PropertiesChanged", r, NULL); return -1; }
+    return 0;
+}
+
+int carrel_media_fd(carrel_media *media) { return sd_bus_get_fd(media->bus); }
+
+int carrel_media_process(carrel_media *media) {
+    int r;
+    while ((r = sd_bus_process(media->bus, NULL)) > 0) {}
+    return r < 0 ? -1 : 0;
+}
+
+int carrel_media_take_playing(carrel_media *media) {
+    int seen = media->playing_seen;
+    media->playing_seen = 0;
+    return seen;
+}
+
 void carrel_media_close(carrel_media *media) {
     if (!media) return;
+    sd_bus_slot_unref(media->match);
     sd_bus_flush_close_unref(media->bus);
     free(media);
 }

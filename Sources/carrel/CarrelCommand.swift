@@ -43,12 +43,18 @@ struct CarrelCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Where the restriction providers' state is recorded (default: $XDG_RUNTIME_DIR/carrel).", valueName: "dir"))
     var providerStateDir: String?
 
+    @Option(name: .long, help: ArgumentHelp("How often applied restriction providers are verified, in milliseconds (default 1000).", valueName: "ms"))
+    var providerVerifyInterval: Int?
+
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The exam app and its arguments, after --.", valueName: "app"))
     var app: [String] = []
 
     func validate() throws {
         if let fd = readyFd, fcntl(fd, F_GETFD) < 0 {
             throw ValidationError("--ready-fd \(fd) is not an open file descriptor; pass one the parent opened for Carrel")
+        }
+        if let interval = providerVerifyInterval, !(10...3_600_000).contains(interval) {
+            throw ValidationError("--provider-verify-interval \(interval): give milliseconds between 10 and 3600000")
         }
         var check = ProvidersPolicy()
         for name in providers where !check.enable(name) {
@@ -71,6 +77,7 @@ struct CarrelCommand: ParsableCommand {
         var options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level, windowSize: windowSize.size)
         for name in providers { _ = options.providers.enable(name) }
         if let providerStateDir { options.providers.stateDirectory = providerStateDir }
+        if let interval = providerVerifyInterval { options.providers.verifyInterval = .milliseconds(interval) }
         let server: Server
         do {
             server = try Server(options: options, logger: logger)

@@ -6,7 +6,9 @@ with /usr/bin/python3).
 
 Prints "ready", then one line per call it receives ("pause", "play",
 "status Playing"...). A line "play" on stdin makes it start playing (and emit
-PropertiesChanged), as a user pressing play during the session would.
+PropertiesChanged), as a user pressing play during the session would; "play
+quietly" changes the status without the signal (a player that does not
+announce it, found only by polling).
 """
 
 import sys
@@ -25,10 +27,11 @@ class Player(dbus.service.Object):
         super().__init__(bus, "/org/mpris/MediaPlayer2")
         self.status = "Playing"
 
-    def set_status(self, status):
+    def set_status(self, status, announce=True):
         self.status = status
         print(f"status {status}", flush=True)
-        self.PropertiesChanged(PLAYER, {"PlaybackStatus": status}, [])
+        if announce:
+            self.PropertiesChanged(PLAYER, {"PlaybackStatus": status}, [])
 
     @dbus.service.method(PLAYER)
     def Pause(self):
@@ -74,6 +77,8 @@ def main():
             return False
         if line.strip() == "play":
             player.set_status("Playing")
+        elif line.strip() == "play quietly":
+            player.set_status("Playing", announce=False)
         return True
 
     loop = GLib.MainLoop()

@@ -378,18 +378,26 @@ class Player:
     def count(self, line: str) -> int:
         return self.lines().count(line)
 
-    def play(self) -> None:
-        self.proc.stdin.write(b"play\n")
+    def play(self, quietly: bool = False) -> None:
+        self.proc.stdin.write(b"play quietly\n" if quietly else b"play\n")
         self.proc.stdin.flush()
+
+
+def media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, bus,
+                verify_ms: int) -> World:
+    return World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+                 env={"DBUS_SESSION_BUS_ADDRESS": bus},
+                 args=("--provider", "media", "--provider-state-dir", str(tmp_path / "state"),
+                       "--provider-verify-interval", str(verify_ms)))
 
 
 def test_media_players_paused_at_began_and_again_when_they_play(carrel, procs, logdir, logs, tmp_path,
                                                                 client_python, pywayland_protocols,
                                                                 session_bus):
+    """Verify runs only once a minute here: the second pause comes from PropertiesChanged."""
     music, video = Player(procs, logdir, session_bus, "music"), Player(procs, logdir, session_bus, "video")
-    w = World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
-              env={"DBUS_SESSION_BUS_ADDRESS": session_bus},
-              args=("--provider", "media", "--provider-state-dir", str(tmp_path / "state")))
+    w = media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, session_bus,
+                    verify_ms=60_000)
     assert music.count("pause") == 0
     a = begin_session(w)
     for player in (music, video):
@@ -400,11 +408,29 @@ def test_media_players_paused_at_began_and_again_when_they_play(carrel, procs, l
     assert video.count("pause") == 1, "a paused player is left alone"
     a.send("end s")
     a.expect("session s ended")
-    time.sleep(1.5)  # two verify periods: nothing may touch the players after ended
     music.play()
     time.sleep(1.5)
     assert music.count("pause") == 2, "paused after the session ended"
     assert music.count("play") == 0 and video.count("play") == 0, "carrel resumed a player"
+    w.alive()
+
+
+def test_media_player_playing_without_announcing_it_is_paused_by_verify(carrel, procs, logdir, logs, tmp_path,
+                                                                        client_python, pywayland_protocols,
+                                                                        session_bus):
+    player = Player(procs, logdir, session_bus, "quiet")
+    w = media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, session_bus,
+                    verify_ms=300)
+    a = begin_session(w)
+    assert h.wait_until(lambda: player.count("pause") == 1, 5), player.lines()
+    player.play(quietly=True)
+    assert h.wait_until(lambda: player.count("pause") == 2, 5), \
+        f"verify did not pause a player found playing: {player.lines()}"
+    a.send("end s")
+    a.expect("session s ended")
+    player.play(quietly=True)
+    time.sleep(1.0)  # several verify periods
+    assert player.count("pause") == 2, "verified after the session ended"
     w.alive()
 
 

@@ -20,6 +20,20 @@ carrel_media *carrel_media_connect(const char *address, uint64_t timeout_usec, c
 /// players are still paused). `paused` receives their names, comma-separated.
 int carrel_media_pause(carrel_media *media, int all, char *paused, size_t pausedlen, char *err, size_t errlen);
 
+/// Subscribes to PropertiesChanged of MPRIS players: after
+/// `carrel_media_process`, `carrel_media_take_playing` says whether one
+/// reported PlaybackStatus "Playing" since the last call. 0 or -1 with `err`.
+int carrel_media_watch(carrel_media *media, char *err, size_t errlen);
+
+/// The connection's fd, to watch for readability in an event loop.
+int carrel_media_fd(carrel_media *media);
+
+/// Handles every message waiting on the connection; -1 if it broke.
+int carrel_media_process(carrel_media *media);
+
+/// Whether a player started playing since the last call (and resets it).
+int carrel_media_take_playing(carrel_media *media);
+
 /// Whether the connection is still up.
 int carrel_media_connected(carrel_media *media);
 

@@ -1,5 +1,6 @@
 import CarrelCore
 import CarrelMedia
+import CarrelShim
 import Glibc
 
 /// `network`: while a session holds, only sockets of the app's cgroup reach
@@ -99,19 +100,22 @@ final class NetworkProvider: RestrictionProvider {
     }
 }
 
-/// `media`: MPRIS players on the session bus are paused at began, and any
-/// that plays during the session is paused again at each verify. Nothing is
-/// resumed at the end.
+/// `media`: MPRIS players on the session bus are paused at began; one that
+/// reports (PropertiesChanged) or is found (each verify) playing during the
+/// session is paused again. Nothing is resumed at the end.
 final class MediaProvider: RestrictionProvider {
     let name = ProvidersPolicy.media
     let recoveryToken = ""
     private let address: String?
+    private let loop: OpaquePointer
     private let logger: (String) -> Void
     private var connection: OpaquePointer?
+    private var source: OpaquePointer?
     static let timeoutMicroseconds: UInt64 = 2_000_000
 
-    init(address: String?, logger: @escaping (String) -> Void) {
+    init(address: String?, loop: OpaquePointer, logger: @escaping (String) -> Void) {
         self.address = address
+        self.loop = loop
         self.logger = logger
     }
 
@@ -121,7 +125,15 @@ final class MediaProvider: RestrictionProvider {
             throw ProviderError(String(cString: error))
         }
         connection = media
+        guard carrel_media_watch(media, &error, error.count) == 0 else {
+            throw ProviderError(String(cString: error))
+        }
         try pause(all: true)
+        // Players that start playing are paused at once, not only at the next verify.
+        source = wl_event_loop_add_fd(loop, carrel_media_fd(media), UInt32(WL_EVENT_READABLE), { _, _, data in
+            Unmanaged<MediaProvider>.fromOpaque(data!).takeUnretainedValue().busReadable()
+            return 0
+        }, Unmanaged.passUnretained(self).toOpaque())
     }
 
     func verify() throws(ProviderError) {
@@ -129,8 +141,17 @@ final class MediaProvider: RestrictionProvider {
     }
 
     func revert() throws(ProviderError) {
+        if let source { wl_event_source_remove(source) }
+        source = nil
         if let connection { carrel_media_close(connection) }
         connection = nil
+    }
+
+    private func busReadable() {
+        guard let connection else { return }
+        // A broken connection is reported by the next verify.
+        guard carrel_media_process(connection) == 0, carrel_media_take_playing(connection) != 0 else { return }
+        do { try pause(all: false) } catch { logger("media: \(error.message)") }
     }
 
     private func pause(all: Bool) throws(ProviderError) {
@@ -142,5 +163,9 @@ final class MediaProvider: RestrictionProvider {
             logger("media: paused \(String(cString: paused))\(all ? "" : " (it started playing during the session)")")
         }
         guard count >= 0 else { throw ProviderError(String(cString: error)) }
+        // Signals that arrived during the calls are queued, not readable.
+        if carrel_media_process(connection) == 0, carrel_media_take_playing(connection) != 0, !all {
+            _ = carrel_media_pause(connection, 0, &paused, paused.count, &error, error.count)
+        }
     }
 }

@@ -86,7 +86,7 @@ final class ProviderHost {
         }
         if policy.media {
             let address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
-            providers.append(MediaProvider(address: address) { [logger] in logger.notice("\($0)") })
+            providers.append(MediaProvider(address: address, loop: loop) { [logger] in logger.notice("\($0)") })
         }
         self.cgroup = cgroup
         coordinator = ProviderCoordinator(providers: providers, store: stateFile)
