@@ -4,8 +4,9 @@
 /// connections get a conntrack mark, and packets of marked connections pass
 /// in both directions (so the replies of a local server the app connects to
 /// pass too). Every other packet to or from a local socket is dropped: a new
-/// connection of another process fails at once (`connect` gets EPERM), and
-/// an established one stops moving in either direction. Neighbour discovery
+/// connection of another process never completes (its SYN is dropped, so
+/// `connect` times out), and an established one stops moving in either
+/// direction. Neighbour discovery
 /// (ICMPv6, which has no socket) keeps working, so the session's own IPv6
 /// does; ARP is not in the inet family and is untouched.
 public struct NetworkRuleset: Sendable, Equatable {
