@@ -360,7 +360,12 @@ def session_bus(procs, logdir):
     assert ready, "dbus-daemon printed no address"
     address = proc.stdout.readline().decode().strip()
     assert address, "dbus-daemon printed no address"
-    return address
+    return SessionBus(address, proc)
+
+
+class SessionBus:
+    def __init__(self, address: str, proc: subprocess.Popen) -> None:
+        self.address, self.proc = address, proc
 
 
 class Player:
@@ -395,8 +400,9 @@ def test_media_players_paused_at_began_and_again_when_they_play(carrel, procs, l
                                                                 client_python, pywayland_protocols,
                                                                 session_bus):
     """Verify runs only once a minute here: the second pause comes from PropertiesChanged."""
-    music, video = Player(procs, logdir, session_bus, "music"), Player(procs, logdir, session_bus, "video")
-    w = media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, session_bus,
+    music, video = Player(procs, logdir, session_bus.address, "music"), \
+        Player(procs, logdir, session_bus.address, "video")
+    w = media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, session_bus.address,
                     verify_ms=60_000)
     assert music.count("pause") == 0
     a = begin_session(w)
@@ -418,8 +424,8 @@ def test_media_players_paused_at_began_and_again_when_they_play(carrel, procs, l
 def test_media_player_playing_without_announcing_it_is_paused_by_verify(carrel, procs, logdir, logs, tmp_path,
                                                                         client_python, pywayland_protocols,
                                                                         session_bus):
-    player = Player(procs, logdir, session_bus, "quiet")
-    w = media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, session_bus,
+    player = Player(procs, logdir, session_bus.address, "quiet")
+    w = media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, session_bus.address,
                     verify_ms=300)
     a = begin_session(w)
     assert h.wait_until(lambda: player.count("pause") == 1, 5), player.lines()
@@ -431,6 +437,26 @@ def test_media_player_playing_without_announcing_it_is_paused_by_verify(carrel, 
     player.play(quietly=True)
     time.sleep(1.0)  # several verify periods
     assert player.count("pause") == 2, "verified after the session ended"
+    w.alive()
+
+
+def test_media_bus_lost_mid_session_interrupts_with_integrity(carrel, procs, logdir, logs, tmp_path,
+                                                              client_python, pywayland_protocols, session_bus):
+    player = Player(procs, logdir, session_bus.address, "lost")
+    w = media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+                    session_bus.address, verify_ms=300)
+    a = begin_session(w)
+    assert h.wait_until(lambda: player.count("pause") == 1, 5), player.lines()
+    session_bus.proc.kill()
+    m = a.expect(r"session s interrupted (\d+) (.*)", what="interrupted(integrity) after the bus went")
+    assert int(m.group(1)) == INTEGRITY and "media" in m.group(2), m.group(0)
+    # Carrel must not spin on the dead connection while the session stays interrupted.
+    before = sum(int(x) for x in Path(f"/proc/{w.carrel.pid}/stat").read_text().rsplit(")", 1)[1].split()[11:13])
+    time.sleep(1.0)
+    after = sum(int(x) for x in Path(f"/proc/{w.carrel.pid}/stat").read_text().rsplit(")", 1)[1].split()[11:13])
+    assert after - before < 50, f"carrel used {after - before} clock ticks in 1 s while idle"
+    a.send("end s")
+    a.expect("session s ended")
     w.alive()
 
 

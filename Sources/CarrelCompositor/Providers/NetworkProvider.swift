@@ -149,8 +149,14 @@ final class MediaProvider: RestrictionProvider {
 
     private func busReadable() {
         guard let connection else { return }
-        // A broken connection is reported by the next verify.
-        guard carrel_media_process(connection) == 0, carrel_media_take_playing(connection) != 0 else { return }
+        guard carrel_media_process(connection) == 0, carrel_media_connected(connection) != 0 else {
+            // The bus went away: stop watching (the fd would stay readable);
+            // the next verify reports it.
+            if let source { wl_event_source_remove(source) }
+            source = nil
+            return
+        }
+        guard carrel_media_take_playing(connection) != 0 else { return }
         do { try pause(all: false) } catch { logger("media: \(error.message)") }
     }
 
