@@ -56,6 +56,14 @@ let package = Package(
             sources: ["shim.c"],
             publicHeadersPath: "include"
         ),
+        // The media restriction provider's sd-bus calls (MPRIS pause).
+        .target(
+            name: "CarrelMedia",
+            dependencies: ["CSystemdLib"],
+            path: "CModules/CarrelMedia",
+            sources: ["media.c"],
+            publicHeadersPath: "include"
+        ),
         .target(
             name: "CarrelClientShim",
             dependencies: ["CarrelProtocolCode", "CWaylandClientLib"],
@@ -66,7 +74,7 @@ let package = Package(
         .target(name: "CarrelCore", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
         .target(
             name: "CarrelCompositor",
-            dependencies: ["CarrelCore", "CarrelShim", "CCairoLib", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CarrelCore", "CarrelShim", "CCairoLib", "CarrelMedia", .product(name: "Logging", package: "swift-log")],
             swiftSettings: cSideSettings
         ),
         // Guided Access passcodes as salted slow hashes (swift-crypto).

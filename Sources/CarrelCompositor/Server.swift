@@ -47,6 +47,12 @@ public struct CompositorOptions {
         get { policy.appLock }
         set { policy.appLock = newValue }
     }
+    /// Restriction providers beyond the display (network, media): the
+    /// policy's `[providers]` with the command line's additions.
+    public var providers: ProvidersPolicy {
+        get { policy.providers }
+        set { policy.providers = newValue }
+    }
 
     public init(app: [String], readyFD: Int32?, access: GlobalAccess = .standard, logLevel: Logger.Level = .info,
                 windowSize: Size = Size(width: 1280, height: 720), policy: Policy = .builtIn, requireControlSocket: Bool = false) {
@@ -114,6 +120,8 @@ public final class Server {
     var onBehalf: OnBehalfSession?
     /// Single App Mode is on and no app window is mapped (see `KioskScreen`).
     private var kioskGap = false
+    /// Restriction providers (network, media): recovery, cgroup, verify timer.
+    private var providerHost: ProviderHost?
     private var exitStatus: Int32 = 0
     private(set) public var publicSocketName: String = ""
 
@@ -212,6 +220,10 @@ public final class Server {
         }
         publicSocketName = String(cString: socket)
         let appSocket = try roles.openAppSocket(runtimeDirectory: runtimeDirectory)
+        let providerHost = ProviderHost(policy: options.providers, runtimeDirectory: runtimeDirectory,
+                                        loop: wl_display_get_event_loop(display), logger: logger)
+        providerHost.integrityLost = { [unowned self] in assessment.integrityLost($0) }
+        self.providerHost = providerHost
 
         guard wlr_backend_start(backend) else {
             throw CompositorError.backend("the backend did not start (no seat, no outputs, or no access to them)")
@@ -226,11 +238,11 @@ public final class Server {
         // The readiness fd is Carrel's alone: the app must not inherit it.
         if let fd = options.readyFD { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         if !options.app.isEmpty {
-            app = try AppProcess.launch(options.app, appSocket: appSocket, logger: logger)
+            app = try providerHost.launch { try AppProcess.launch(options.app, appSocket: appSocket, logger: logger) }
             if options.kiosk.enabled {
                 kiosk = KioskSupervisor(policy: options.kiosk, display: display, logger: logger,
                                         launch: { [unowned self] in
-                                            app = try AppProcess.launch(options.app, appSocket: appSocket, logger: logger)
+                                            app = try providerHost.launch { try AppProcess.launch(options.app, appSocket: appSocket, logger: logger) }
                                         },
                                         giveUp: { [unowned self] status in stop(status: status) })
             }
@@ -303,6 +315,7 @@ public final class Server {
         controlSocket?.close()
         controlSocket = nil
         assessment.shutdown()
+        providerHost?.shutdown()
         for source in signalSources { wl_event_source_remove(source) }
         signalSources.removeAll()
         hotplugHook?.remove()
@@ -609,6 +622,8 @@ extension Server {
     /// windows leave the scene (their layer is disabled, not covered), and
     /// focus stays on the session's windows. All or nothing.
     func applyRestrictions(_ set: RestrictionSet) -> RestrictionOutcome {
+        // Providers first: if one fails, nothing here has changed.
+        if case .failed(let message)? = providerHost?.apply(set) { return .failed(message) }
         restrictions = set
         failCaptureFrames(on: nil)
         applyScreenRules()
@@ -618,6 +633,7 @@ extension Server {
 
     func revertRestrictions(for id: SessionID) {
         guard restrictions?.session == id else { return }
+        providerHost?.revert()
         restrictions = nil
         applyScreenRules()
         logger.info("restrictions reverted for \(id)")

@@ -16,7 +16,7 @@ struct PolicyReader {
     }
 
     static let tables = ["assessment", "participants", "input_method", "capture", "emergency", "outputs",
-                         "kiosk", "app_lock", "guided_access", "control"]
+                         "kiosk", "app_lock", "guided_access", "control", "providers"]
     static let minutes = 1...1440
     static let participantIDLength = 1...32
 
@@ -52,6 +52,9 @@ struct PolicyReader {
         }
         if let t = section(root, ["control"], keys: ["socket", "group"]) {
             readControl(t, into: &policy.control)
+        }
+        if let t = section(root, ["providers"], keys: ["network", "media", "state_directory", "verify_interval_ms"]) {
+            readProviders(t, into: &policy.providers)
         }
         return policy
     }
@@ -209,6 +212,20 @@ struct PolicyReader {
                 problem(path + ["group"], "must be a group name (1 to 32 of a-z, 0-9, _ and -, not starting with a digit or -), got \(Self.quoted(group))")
             }
         }
+    }
+
+    private mutating func readProviders(_ t: TOMLTable, into providers: inout ProvidersPolicy) {
+        let path = ["providers"]
+        if let network = bool(t, path + ["network"]) { providers.network = network }
+        if let media = bool(t, path + ["media"]) { providers.media = media }
+        if let directory = string(t, path + ["state_directory"], expected: "an absolute path") {
+            if Self.isCanonicalAbsolutePath(directory) {
+                providers.stateDirectory = directory
+            } else {
+                problem(path + ["state_directory"], "must be an absolute path of a directory (no . or .. parts, no trailing /), e.g. \"/run/carrel\", got \(Self.quoted(directory))")
+            }
+        }
+        if let ms = integer(t, path + ["verify_interval_ms"], in: 10...3_600_000) { providers.verifyInterval = .milliseconds(ms) }
     }
 
     // MARK: - Values

@@ -22,6 +22,7 @@ extension Policy {
             appLock.allowedExecutables.isEmpty ? "no app lock" : "app lock for \(appLock.allowedExecutables.sorted().joined(separator: ", "))",
             guidedAccess.passcodeHash == nil ? "Guided Access off" : "Guided Access on",
             control,
+            providers.enabledNames.isEmpty ? "no providers" : "providers \(providers.enabledNames.joined(separator: ", "))",
         ].joined(separator: "; ")
     }
 }

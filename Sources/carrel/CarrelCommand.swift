@@ -73,6 +73,15 @@ struct CarrelCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Policy override: show a banner naming the app and time limit for this many seconds when an app-requested lock begins, 0 to 30 (0: none).", valueName: "n"))
     var bannerSeconds: Int?
 
+    @Option(name: .customLong("provider"), help: ArgumentHelp("Enable a restriction provider (network, media) in addition to the policy's. Repeatable.", valueName: "name"))
+    var providers: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Where the restriction providers' state is recorded (default: $XDG_RUNTIME_DIR/carrel).", valueName: "dir"))
+    var providerStateDir: String?
+
+    @Option(name: .long, help: ArgumentHelp("How often applied restriction providers are verified, in milliseconds (default 1000).", valueName: "ms"))
+    var providerVerifyInterval: Int?
+
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The exam app and its arguments, after --.", valueName: "app"))
     var app: [String] = []
 
@@ -107,6 +116,13 @@ struct CarrelCommand: ParsableCommand {
         }
         if kiosk && app.isEmpty {
             throw ValidationError("--kiosk needs the app to keep running: carrel --kiosk -- APP [ARGS...]")
+        }
+        if let interval = providerVerifyInterval, !(10...3_600_000).contains(interval) {
+            throw ValidationError("--provider-verify-interval \(interval): give milliseconds between 10 and 3600000")
+        }
+        var check = ProvidersPolicy()
+        for name in providers where !check.enable(name) {
+            throw ValidationError("--provider \(name): no such restriction provider; use one of \(ProvidersPolicy.knownNames.joined(separator: ", "))")
         }
     }
 
@@ -169,6 +185,9 @@ struct CarrelCommand: ParsableCommand {
         options.appLock.allowedExecutables.formUnion(appLockAllow)
         if appLockConfirm { options.appLock.requireConfirmation = true }
         if let bannerSeconds { options.appLock.bannerDuration = .seconds(bannerSeconds) }
+        for name in providers { _ = options.providers.enable(name) }
+        if let providerStateDir { options.providers.stateDirectory = providerStateDir }
+        if let interval = providerVerifyInterval { options.providers.verifyInterval = .milliseconds(interval) }
         let server: Server
         do {
             server = try Server(options: options, logger: logger)

@@ -109,6 +109,12 @@ let invalidValues: [Invalid] = [
     Invalid("[guided_access]\nunlock_keys = \"Ctrl+Alt+Shift+U\"", "guided_access.unlock_keys", line: 2, "needs passcode_hash"),
     Invalid("[emergency]\nbinding = \"Ctrl+Alt+Shift+U\"\n[guided_access]\npasscode_hash = \"\(hash)\"\nunlock_keys = \"shift+alt+ctrl+u\"", "guided_access.unlock_keys", line: 5, "same combination as emergency.binding"),
     Invalid("[guided_access]\npasscode_hash = \"\(hash)\"\nunlock_keys = \"U\"", "guided_access.unlock_keys", line: 3, "at least 2 modifiers"),
+    // [providers]
+    Invalid("[providers]\nnetwork = \"yes\"", "providers.network", line: 2, "true or false"),
+    Invalid("[providers]\nmedia = 1", "providers.media", line: 2, "true or false, got 1"),
+    Invalid("[providers]\nstate_directory = \"run/carrel\"", "providers.state_directory", line: 2, "absolute path", "got \"run/carrel\""),
+    Invalid("[providers]\nverify_interval_ms = 5", "providers.verify_interval_ms", line: 2, "from 10 to 3600000, got 5"),
+    Invalid("[providers]\nbluetooth = true", "providers.bluetooth", line: 2, "unknown key", "network, media"),
     // [control]
     Invalid("[control]\nsocket = \"control.sock\"", "control.socket", line: 2, "must be an absolute path", "got \"control.sock\""),
     Invalid("[control]\nsocket = \"/\(String(repeating: "x", count: 107))\"", "control.socket", line: 2, "at most 107 bytes", "got 108"),
@@ -185,6 +191,12 @@ struct PolicyFileTests {
             [control]
             socket = "/run/exam/ctl.sock"
             group = "examadmin"
+
+            [providers]
+            network = true
+            media = true
+            state_directory = "/run/exam/providers"
+            verify_interval_ms = 250
             """, file: "p.toml")
         #expect(policy.session.entitledRoles == [.app, .participant])
         #expect(policy.session.defaultTimeLimit == UInt32(90 * 60), "seconds")
@@ -203,6 +215,8 @@ struct PolicyFileTests {
         #expect(policy.guidedAccess == GuidedAccessPolicy(passcodeHash: hash,
                                                           unlockKeys: KeyCombination(modifiers: [.logo, .shift], keyName: "U")))
         #expect(policy.control == ControlPolicy(socketPath: "/run/exam/ctl.sock", group: "examadmin"))
+        #expect(policy.providers == ProvidersPolicy(network: true, media: true, stateDirectory: "/run/exam/providers",
+                                                    verifyInterval: .milliseconds(250)))
     }
 
     @Test("the edges of every range are allowed")

@@ -23,6 +23,8 @@ public struct Policy: Sendable, Equatable {
     public var guidedAccess: GuidedAccessPolicy
     /// The admin control socket (`carrelctl`).
     public var control: ControlPolicy
+    /// Restrictions beyond the display (`[providers]`): network, media.
+    public var providers: ProvidersPolicy
 
     public init(
         session: SessionPolicy = SessionPolicy(),
@@ -34,7 +36,8 @@ public struct Policy: Sendable, Equatable {
         kiosk: KioskPolicy = KioskPolicy(),
         appLock: AppLockPolicy = AppLockPolicy(),
         guidedAccess: GuidedAccessPolicy = GuidedAccessPolicy(),
-        control: ControlPolicy = ControlPolicy()
+        control: ControlPolicy = ControlPolicy(),
+        providers: ProvidersPolicy = ProvidersPolicy()
     ) {
         self.session = session
         self.participants = participants
@@ -46,6 +49,7 @@ public struct Policy: Sendable, Equatable {
         self.appLock = appLock
         self.guidedAccess = guidedAccess
         self.control = control
+        self.providers = providers
     }
 
     /// No file: only the app role may begin sessions, no participants, no

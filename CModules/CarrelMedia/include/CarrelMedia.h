@@ -1,0 +1,46 @@
+#ifndef CARREL_MEDIA_H
+#define CARREL_MEDIA_H
+
+// The media restriction provider's D-Bus side, over sd-bus (libsystemd):
+// pauses MPRIS players (org.mpris.MediaPlayer2.* names) on a session bus.
+// Every call is bounded by the timeout given at connect.
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct carrel_media carrel_media;
+
+/// Connects to the bus at `address` (a D-Bus address such as
+/// "unix:path=/run/user/1000/bus"). NULL on failure, with `err` filled.
+carrel_media *carrel_media_connect(const char *address, uint64_t timeout_usec, char *err, size_t errlen);
+
+/// Sends org.mpris.MediaPlayer2.Player.Pause to every player (`all` != 0)
+/// or to those whose PlaybackStatus is "Playing" (`all` == 0). Returns how
+/// many were paused, or -1 with `err` filled (the first failure; the other
+/// players are still paused). `paused` receives their names, comma-separated.
+int carrel_media_pause(carrel_media *media, int all, char *paused, size_t pausedlen, char *err, size_t errlen);
+
+/// Subscribes to PropertiesChanged of MPRIS players: after
+/// `carrel_media_process`, `carrel_media_take_playing` says whether one
+/// reported PlaybackStatus "Playing" since the last call. 0 or -1 with `err`.
+int carrel_media_watch(carrel_media *media, char *err, size_t errlen);
+
+/// The connection's fd, to watch for readability in an event loop.
+int carrel_media_fd(carrel_media *media);
+
+/// Handles every message waiting on the connection; -1 if it broke.
+int carrel_media_process(carrel_media *media);
+
+/// Whether a player started playing since the last call (and resets it).
+int carrel_media_take_playing(carrel_media *media);
+
+/// Whether the connection is still up.
+int carrel_media_connected(carrel_media *media);
+
+void carrel_media_close(carrel_media *media);
+
+/// statfs(2)'s f_type of `path` into `type` (the network provider checks
+/// /sys/fs/cgroup is cgroup2); 0, or -1 with errno set.
+int carrel_fs_type(const char *path, unsigned long *type);
+
+#endif

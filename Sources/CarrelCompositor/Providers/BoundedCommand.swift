@@ -1,0 +1,123 @@
+import Glibc
+
+/// Runs a helper program (nft) with text on its stdin and a time bound:
+/// past `timeout` seconds it is killed and the run counts as failed.
+struct BoundedCommand {
+    struct Result {
+        var status: Int32
+        var output: String
+        var errors: String
+        var succeeded: Bool { status == 0 }
+    }
+
+    enum Failure: Error, CustomStringConvertible {
+        case launch(String, String)
+        case timedOut(String, Double)
+        var description: String {
+            switch self {
+            case .launch(let program, let reason): return "could not run \(program): \(reason)"
+            case .timedOut(let program, let seconds): return "\(program) did not finish within \(seconds) s and was killed"
+            }
+        }
+    }
+
+    /// Runs `argv` (program looked up in PATH, then /usr/sbin and /sbin).
+    static func run(_ argv: [String], input: String = "", timeout: Double = 5.0) throws(Failure) -> Result {
+        var stdinPipe: [Int32] = [-1, -1], stdoutPipe: [Int32] = [-1, -1], stderrPipe: [Int32] = [-1, -1]
+        guard pipe(&stdinPipe) == 0, pipe(&stdoutPipe) == 0, pipe(&stderrPipe) == 0 else {
+            throw .launch(argv[0], String(cString: strerror(errno)))
+        }
+        // Not inherited by the app or anything else Carrel starts.
+        for fd in stdinPipe + stdoutPipe + stderrPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, stderrPipe[1], 2)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var emptySet = sigset_t()
+        sigemptyset(&emptySet)
+        posix_spawnattr_setsigmask(&attributes, &emptySet)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+
+        let program = resolve(argv[0])
+        let cArgs = argv.map { strdup($0) } + [nil]
+        defer { cArgs.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, program, &actions, &attributes, cArgs, environ)
+        for fd in [stdinPipe[0], stdoutPipe[1], stderrPipe[1]] { close(fd) }
+        guard spawned == 0 else {
+            for fd in [stdinPipe[1], stdoutPipe[0], stderrPipe[0]] { close(fd) }
+            throw .launch(argv[0], String(cString: strerror(spawned)))
+        }
+        // The ruleset is small: written whole before reading (pipe buffer 64 KiB).
+        var bytes = Array(input.utf8)
+        var offset = 0
+        _ = signal(SIGPIPE, SIG_IGN)
+        while offset < bytes.count {
+            let written = bytes.withUnsafeMutableBytes { write(stdinPipe[1], $0.baseAddress! + offset, $0.count - offset) }
+            if written <= 0 { break }
+            offset += written
+        }
+        close(stdinPipe[1])
+
+        var output: [UInt8] = [], errors: [UInt8] = []
+        var open = [stdoutPipe[0], stderrPipe[0]]
+        let deadline = monotonic() + timeout
+        var status: Int32 = 0
+        var reaped = false
+        while true {
+            let left = deadline - monotonic()
+            if left <= 0 {
+                kill(pid, SIGKILL)
+                waitpid(pid, &status, 0)
+                open.forEach { close($0) }
+                throw .timedOut(argv[0], timeout)
+            }
+            if open.isEmpty {
+                if waitpid(pid, &status, WNOHANG) == pid { reaped = true; break }
+                usleep(2_000)
+                continue
+            }
+            var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+            let ready = poll(&fds, nfds_t(fds.count), Int32(max(1, left * 1000)))
+            if ready < 0 && errno != EINTR { break }
+            for entry in fds where entry.revents != 0 {
+                var buffer = [UInt8](repeating: 0, count: 4096)
+                let count = read(entry.fd, &buffer, buffer.count)
+                if count <= 0 {
+                    close(entry.fd)
+                    open.removeAll { $0 == entry.fd }
+                } else if entry.fd == stdoutPipe[0] {
+                    output += buffer[0..<count]
+                } else {
+                    errors += buffer[0..<count]
+                }
+            }
+        }
+        if !reaped { waitpid(pid, &status, 0) }
+        let exitCode = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+        return Result(status: exitCode, output: String(decoding: output, as: UTF8.self),
+                      errors: String(decoding: errors, as: UTF8.self))
+    }
+
+    private static func resolve(_ program: String) -> String {
+        if program.contains("/") { return program }
+        var directories: [String] = []
+        if let path = getenv("PATH") { directories = String(cString: path).split(separator: ":").map(String.init) }
+        for directory in directories + ["/usr/sbin", "/sbin", "/usr/bin", "/bin"] {
+            let candidate = directory + "/" + program
+            if access(candidate, X_OK) == 0 { return candidate }
+        }
+        return program
+    }
+
+    private static func monotonic() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+}

@@ -1,0 +1,191 @@
+import CarrelCore
+import CarrelShim
+import Glibc
+import Logging
+
+/// The state file, written durably (temp file, fsync, rename) before each
+/// provider is applied and removed once all are reverted.
+final class ProviderStateFile: ProviderStateStore {
+    let directory: String
+    var path: String { directory + "/providers.state" }
+
+    init(directory: String) { self.directory = directory }
+
+    func record(_ state: ProviderState) throws(ProviderError) {
+        if mkdir(directory, 0o700) != 0 && errno != EEXIST {
+            throw ProviderError("cannot create \(directory): \(String(cString: strerror(errno)))")
+        }
+        let temporary = path + ".tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw ProviderError("cannot write \(temporary): \(String(cString: strerror(errno)))") }
+        let text = state.encoded
+        let written = text.withCString { Glibc.write(fd, $0, strlen($0)) }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard written == text.utf8.count, synced, rename(temporary, path) == 0 else {
+            throw ProviderError("cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        let dirFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dirFD >= 0 { fsync(dirFD); close(dirFD) }
+    }
+
+    func clear() throws(ProviderError) {
+        guard unlink(path) == 0 || errno == ENOENT else {
+            throw ProviderError("cannot remove \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// The file's text; nil when there is none.
+    func read() -> String? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = fread(&buffer, 1, buffer.count, file)
+            if count <= 0 { break }
+            bytes += buffer[0..<count]
+            if bytes.count > 65536 { break }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+/// Everything about restriction providers the compositor does: recovery at
+/// start, the app's cgroup, applying and reverting with the restriction set,
+/// and the verify timer. Decisions are `ProviderCoordinator`'s (Core).
+final class ProviderHost {
+    let coordinator: ProviderCoordinator
+    private let policy: ProvidersPolicy
+    private let stateFile: ProviderStateFile
+    private let cgroup: SessionCgroup?
+    private let loop: OpaquePointer
+    private let logger: Logger
+    private var timer: OpaquePointer?
+    /// Called with the client's message when a verify fails.
+    var integrityLost: (String) -> Void = { _ in }
+
+    init(policy: ProvidersPolicy, runtimeDirectory: String, loop: OpaquePointer, logger: Logger) {
+        self.policy = policy
+        self.loop = loop
+        self.logger = logger
+        stateFile = ProviderStateFile(directory: policy.stateDirectory ?? runtimeDirectory + "/carrel")
+        Self.recover(stateFile, logger: logger)
+
+        var providers: [RestrictionProvider] = []
+        var cgroup: SessionCgroup?
+        if policy.network {
+            var problem: String?
+            do {
+                cgroup = try SessionCgroup.create()
+            } catch {
+                problem = error.message
+                logger.error("network provider: \(error.message); sessions will fail to begin")
+            }
+            providers.append(NetworkProvider(cgroup: cgroup, cgroupProblem: problem))
+        }
+        if policy.media {
+            let address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
+            providers.append(MediaProvider(address: address, loop: loop) { [logger] in logger.notice("\($0)") })
+        }
+        self.cgroup = cgroup
+        coordinator = ProviderCoordinator(providers: providers, store: stateFile)
+        if !providers.isEmpty {
+            logger.notice("restriction providers enabled: \(policy.enabledNames.joined(separator: ", ")) (state in \(stateFile.path))")
+        }
+    }
+
+    /// Reverts what a previous run left applied, as its state file says.
+    private static func recover(_ stateFile: ProviderStateFile, logger: Logger) {
+        let entries: [ProviderState.Entry]
+        switch ProviderRecoveryPlan.plan(recorded: stateFile.read()) {
+        case .nothing:
+            return
+        case .revert(let recorded):
+            entries = recorded
+        case .revertAllKnown(let reason):
+            logger.warning("\(stateFile.path): \(reason); reverting every provider to be safe")
+            entries = ProvidersPolicy.knownNames.reversed().map { ProviderState.Entry(name: $0, token: "") }
+        }
+        var failed = false
+        for entry in entries {
+            do {
+                switch entry.name {
+                case ProvidersPolicy.network: try NetworkProvider.recover(token: entry.token)
+                case ProvidersPolicy.media: break  // players stay paused; the user resumes them
+                default:
+                    logger.warning("\(stateFile.path) names an unknown provider \(entry.name); ignored")
+                    continue
+                }
+                logger.notice("recovered: reverted restriction provider \(entry.name) left applied by a previous run")
+            } catch {
+                failed = true
+                logger.error("could not revert restriction provider \(entry.name) left applied by a previous run: \(error.message)")
+            }
+        }
+        if !failed { try? stateFile.clear() }
+    }
+
+    /// Launches the app through `body`, inside the session cgroup when the
+    /// network provider needs one.
+    func launch<T>(_ body: () throws -> T) throws -> T {
+        guard let cgroup else { return try body() }
+        return try cgroup.spawnInside(body)
+    }
+
+    /// Applies the providers; `.failed` names the provider.
+    func apply(_ set: RestrictionSet) -> RestrictionOutcome {
+        let result = coordinator.apply(set)
+        if case .failed(let provider, let message, let rolledBack, let failures) = result {
+            logger.error("restriction provider \(provider) failed: \(message); rolled back [\(rolledBack.joined(separator: ", "))]")
+            for failure in failures { logger.error("\(failure)") }
+            return .failed(result.clientMessage ?? message)
+        }
+        if !coordinator.applied.isEmpty {
+            logger.notice("restriction providers applied: \(coordinator.appliedNames.joined(separator: ", "))")
+        }
+        armVerify()
+        return .applied
+    }
+
+    func revert() {
+        disarmVerify()
+        let names = coordinator.appliedNames
+        for failure in coordinator.revertAll() { logger.error("\(failure)") }
+        if !names.isEmpty { logger.notice("restriction providers reverted: \(names.reversed().joined(separator: ", "))") }
+    }
+
+    func shutdown() {
+        revert()
+        if let cgroup, !cgroup.remove() {
+            logger.warning("cgroup \(cgroup.path) still has processes; left in place")
+        }
+    }
+
+    // MARK: - Verify timer
+
+    private func armVerify() {
+        guard coordinator.needsVerification else { return }
+        if timer == nil {
+            timer = wl_event_loop_add_timer(loop, { data in
+                Unmanaged<ProviderHost>.fromOpaque(data!).takeUnretainedValue().verifyNow()
+                return 0
+            }, Unmanaged.passUnretained(self).toOpaque())
+        }
+        if let timer { wl_event_source_timer_update(timer, policy.verifyIntervalMilliseconds) }
+    }
+
+    private func disarmVerify() {
+        if let timer { wl_event_source_remove(timer) }
+        timer = nil
+    }
+
+    private func verifyNow() {
+        if let failure = coordinator.verify() {
+            logger.error("\(failure.clientMessage)")
+            integrityLost(failure.clientMessage)
+            return
+        }
+        armVerify()
+    }
+}

@@ -1,0 +1,26 @@
+/// A restriction outside the compositor (the firewall, media players): three
+/// operations, each bounded in time by the provider itself.
+///
+/// `ProviderCoordinator` decides when each runs and what a failure means;
+/// providers only do their one job and say, in one sentence, what went wrong.
+public protocol RestrictionProvider: AnyObject {
+    /// The name the policy and every message use (`network`, `media`).
+    var name: String { get }
+    /// What `revert(token:)` needs to undo this provider after a crash,
+    /// recorded in the state file BEFORE `apply` runs (one line, no tabs).
+    var recoveryToken: String { get }
+    /// Puts the restriction up for `set`. On failure nothing of it holds.
+    func apply(_ set: RestrictionSet) throws(ProviderError)
+    /// Checks the restriction still holds (and may re-assert it, as the media
+    /// provider pauses a player that started playing).
+    func verify() throws(ProviderError)
+    /// Takes the restriction down. Must be safe to call when it is not up.
+    func revert() throws(ProviderError)
+}
+
+/// What a provider reports: one sentence saying what failed and what to do.
+public struct ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}

@@ -1,0 +1,211 @@
+import CarrelCore
+import Testing
+
+/// A provider that records what it was asked, into a journal shared with
+/// the other test providers and the store, and fails when told to.
+final class TestProvider: RestrictionProvider {
+    let name: String
+    let journal: Journal
+    var failApply: String?
+    var failVerify: String?
+    var failRevert: String?
+    var recoveryToken: String { "token-\(name)" }
+
+    init(_ name: String, journal: Journal) {
+        self.name = name
+        self.journal = journal
+    }
+
+    func apply(_ set: RestrictionSet) throws(ProviderError) {
+        journal.lines.append("apply \(name)")
+        if let failApply { throw ProviderError(failApply) }
+    }
+
+    func verify() throws(ProviderError) {
+        journal.lines.append("verify \(name)")
+        if let failVerify { throw ProviderError(failVerify) }
+    }
+
+    func revert() throws(ProviderError) {
+        journal.lines.append("revert \(name)")
+        if let failRevert { throw ProviderError(failRevert) }
+    }
+}
+
+final class Journal { var lines: [String] = [] }
+
+/// The state file as an array: what was recorded, in order.
+final class TestStore: ProviderStateStore {
+    let journal: Journal
+    var current: ProviderState?
+    var failRecord = false
+    init(journal: Journal) { self.journal = journal }
+    func record(_ state: ProviderState) throws(ProviderError) {
+        if failRecord { throw ProviderError("disk full") }
+        current = state
+        journal.lines.append("record \(state.entries.map(\.name).joined(separator: ","))")
+    }
+    func clear() throws(ProviderError) {
+        current = nil
+        journal.lines.append("clear")
+    }
+}
+
+@Suite("Restriction providers")
+struct ProviderTests {
+    let set = RestrictionSet(session: SessionID(1), owner: ClientID(1), configuration: .mostRestrictive, policy: SessionPolicy())
+
+    func make(_ names: [String]) -> (ProviderCoordinator, [TestProvider], TestStore, Journal) {
+        let journal = Journal()
+        let providers = names.map { TestProvider($0, journal: journal) }
+        let store = TestStore(journal: journal)
+        return (ProviderCoordinator(providers: providers, store: store), providers, store, journal)
+    }
+
+    @Test("all apply in order, each recorded before it is applied")
+    func applyInOrder() {
+        let (coordinator, _, store, journal) = make(["network", "media"])
+        #expect(coordinator.apply(set) == .applied)
+        #expect(journal.lines == ["record network", "apply network", "record network,media", "apply media"])
+        #expect(store.current?.entries.map(\.token) == ["token-network", "token-media"])
+        #expect(coordinator.appliedNames == ["network", "media"])
+        #expect(coordinator.needsVerification)
+    }
+
+    @Test("a failing second provider: the first is reverted (reverse order), the failure names the provider")
+    func rollbackOnSecondFailure() {
+        let (coordinator, providers, store, journal) = make(["a", "b", "c"])
+        providers[2].failApply = "no session bus"
+        let result = coordinator.apply(set)
+        #expect(result == .failed(provider: "c", message: "no session bus", rolledBack: ["b", "a"], rollbackFailures: []))
+        #expect(result.clientMessage == "restriction provider c could not be applied: no session bus")
+        #expect(journal.lines == ["record a", "apply a", "record a,b", "apply b", "record a,b,c", "apply c",
+                                  "revert c", "revert b", "revert a", "clear"])
+        #expect(store.current == nil)
+        #expect(coordinator.applied.isEmpty)
+        #expect(!coordinator.needsVerification)
+    }
+
+    @Test("a state file that cannot be written fails closed before the provider is applied")
+    func recordFailureFailsClosed() {
+        let (coordinator, _, store, journal) = make(["network"])
+        store.failRecord = true
+        let result = coordinator.apply(set)
+        guard case .failed(let provider, let message, _, _) = result else {
+            Issue.record("applied without a record: \(result)")
+            return
+        }
+        #expect(provider == "network")
+        #expect(message.contains("disk full"))
+        #expect(!journal.lines.contains("apply network"))
+    }
+
+    @Test("a failed verify names the provider, stops verification and keeps the providers applied")
+    func verifyFailure() {
+        let (coordinator, providers, _, journal) = make(["network", "media"])
+        #expect(coordinator.apply(set) == .applied)
+        #expect(coordinator.verify() == nil)
+        providers[1].failVerify = "player unreachable"
+        let failure = coordinator.verify()
+        #expect(failure == ProviderVerifyFailure(provider: "media", message: "player unreachable"))
+        #expect(failure?.clientMessage == "restriction provider media stopped holding: player unreachable")
+        #expect(!coordinator.needsVerification)
+        #expect(coordinator.verify() == nil, "reported once")
+        #expect(coordinator.appliedNames == ["network", "media"], "restrictions stay until the session ends")
+        #expect(!journal.lines.contains { $0.hasPrefix("revert") })
+    }
+
+    @Test("a verify failure during an active session interrupts it with integrity; the restrictions stay")
+    func verifyFailureInterrupts() {
+        var compositor = CompositorDouble()
+        let (id, app, now) = (SessionID(1), ClientID(1), Instant.seconds(10))
+        compositor.run { $0.begin(id, client: app, role: .app, surface: .mappedToplevel, configuration: nil, now: now) }
+        compositor.run { $0.framePresented(id, now: now) }
+        let (coordinator, providers, _, _) = make(["network"])
+        #expect(coordinator.apply(set) == .applied)
+        providers[0].failVerify = "the nftables table inet carrel is gone"
+        let failure = coordinator.verify()!
+        let effects = compositor.run { $0.integrityLost(failure.clientMessage) }
+        #expect(effects.events(on: id) == [.interrupted(.integrity, message: "restriction provider network stopped holding: the nftables table inet carrel is gone")])
+        #expect(compositor.invigilator.restrictionsInForce != nil)
+        #expect(!effects.contains(.revertRestrictions(id)))
+    }
+
+    @Test("revert goes in reverse order and clears the record; a failed revert stays on record")
+    func revertOrder() {
+        let (coordinator, providers, store, journal) = make(["network", "media"])
+        #expect(coordinator.apply(set) == .applied)
+        journal.lines.removeAll()
+        providers[0].failRevert = "nft: Operation not permitted"
+        let failures = coordinator.revertAll()
+        #expect(journal.lines == ["revert media", "revert network", "record network"])
+        #expect(failures == ["restriction provider network could not be reverted: nft: Operation not permitted"])
+        #expect(store.current?.entries == [ProviderState.Entry(name: "network", token: "token-network")])
+        // Next time it works: the record goes.
+        providers[0].failRevert = nil
+        #expect(coordinator.apply(set) == .applied)
+        #expect(coordinator.revertAll().isEmpty)
+        #expect(store.current == nil)
+    }
+
+    @Test("applying again while they hold (an update) changes nothing")
+    func applyTwice() {
+        let (coordinator, _, _, journal) = make(["network"])
+        #expect(coordinator.apply(set) == .applied)
+        #expect(coordinator.apply(set) == .applied)
+        #expect(journal.lines.filter { $0.hasPrefix("apply") } == ["apply network"])
+    }
+
+    @Test("crash recovery: what the state file records is reverted in reverse order")
+    func recoveryPlan() {
+        #expect(ProviderRecoveryPlan.plan(recorded: nil) == .nothing)
+        #expect(ProviderRecoveryPlan.plan(recorded: "carrel-providers 1\n") == .nothing)
+        let state = ProviderState(entries: [.init(name: "network", token: "carrel carrel-42"), .init(name: "media", token: "")])
+        #expect(ProviderState(decoding: state.encoded) == state)
+        #expect(ProviderRecoveryPlan.plan(recorded: state.encoded)
+                == .revert([.init(name: "media", token: ""), .init(name: "network", token: "carrel carrel-42")]))
+        // Garbled (a torn write cannot happen with rename, but a hand edit can): revert everything.
+        guard case .revertAllKnown = ProviderRecoveryPlan.plan(recorded: "network\n") else {
+            Issue.record("a file without the header must not be trusted")
+            return
+        }
+    }
+
+    @Test("the network ruleset lets only the session's cgroups through, in both directions")
+    func networkRuleset() throws {
+        let text = try NetworkRuleset(allowedCgroups: ["carrel-42"]).text()
+        #expect(text.hasPrefix("table inet carrel\ndelete table inet carrel\ntable inet carrel {\n"))
+        for hook in ["output", "input"] {
+            #expect(text.contains("type filter hook \(hook) priority filter; policy accept;"))
+        }
+        #expect(text.components(separatedBy: "socket cgroupv2 level 1 \"carrel-42\" ct mark set 0x63617272 accept").count == 3)
+        #expect(text.components(separatedBy: "ct mark 0x63617272 accept").count == 3)
+        #expect(text.components(separatedBy: "counter drop").count == 3)
+        // The session rule comes before the drop.
+        let session = text.range(of: "socket cgroupv2")!.lowerBound
+        let drop = text.range(of: "counter drop")!.lowerBound
+        #expect(session < drop)
+        #expect(NetworkRuleset.level(of: "carrel.slice/carrel-42") == 2)
+        #expect(try NetworkRuleset(allowedCgroups: ["a/b"]).text().contains("level 2 \"a/b\""))
+    }
+
+    @Test("the network ruleset refuses paths and names that could inject rules")
+    func networkRulesetRejectsInjection() {
+        #expect(throws: NetworkRuleset.Problem.badCgroup("x\" accept")) { try NetworkRuleset(allowedCgroups: ["x\" accept"]).text() }
+        #expect(throws: NetworkRuleset.Problem.badCgroup("../etc")) { try NetworkRuleset(allowedCgroups: ["../etc"]).text() }
+        #expect(throws: NetworkRuleset.Problem.badCgroup("/abs")) { try NetworkRuleset(allowedCgroups: ["/abs"]).text() }
+        #expect(throws: NetworkRuleset.Problem.badTableName("a b")) { try NetworkRuleset(tableName: "a b", allowedCgroups: ["x"]).text() }
+    }
+
+    @Test("providers are off by default; enable knows only real names")
+    func policyDefaults() {
+        var policy = Policy.builtIn.providers
+        #expect(policy.enabledNames.isEmpty)
+        let media = policy.enable("media")
+        let network = policy.enable("network")
+        let bluetooth = policy.enable("bluetooth")
+        #expect(media && network && !bluetooth)
+        #expect(policy.enabledNames == ["network", "media"])
+        #expect(ProvidersPolicy(verifyInterval: .milliseconds(250)).verifyIntervalMilliseconds == 250)
+    }
+}

@@ -1,0 +1,475 @@
+"""Restriction providers (issue 7) against the real binary.
+
+network: for real, inside a network namespace each test creates (`ip netns`),
+with carrel started through `ip netns exec NS unshare -m` and a cgroup v2
+hierarchy mounted on /sys/fs/cgroup inside that mount namespace (nftables
+resolves cgroup paths there). A TCP server listens on the namespace's
+loopback; carrel's app is netprobe.py, which connects when the test asks it
+through a FIFO, from the cgroup carrel launched it into; "outside" is a
+process the test starts in the namespace. The session itself is begun by the
+pywayland assessment client on the app socket (see test_assessment.py).
+
+media: a fake MPRIS player (fake_mpris_player.py, Debian's python3-dbus) on a
+private session bus (`dbus-daemon --session`) started by the test.
+
+Everything here needs root (netns, nftables, cgroups); without it the tests skip.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import carrel_harness as h
+from test_assessment import Driver, World, client_python, pywayland_protocols  # noqa: F401 (fixtures)
+
+HERE = Path(__file__).resolve().parent
+NETPROBE = HERE / "netprobe.py"
+PLAYER = HERE / "fake_mpris_player.py"
+SYSTEM_PYTHON = "/usr/bin/python3"
+PORT = 7411
+INTEGRITY, RESTRICTION_FAILED = 1, 6  # interruption_reason.integrity, failure_reason.restriction_failed
+
+MOUNT_CGROUP2 = ('[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] || '
+                 'mount -t cgroup2 none /sys/fs/cgroup || exit 97; ')
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="restriction providers need root "
+                                "(network namespaces, nftables, cgroups)")
+
+
+def tool(name: str) -> str:
+    path = shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
+    if not path:
+        pytest.skip(f"{name} is not installed (meson-helpers/packages.sh installs it)")
+    return path
+
+
+def run(argv, timeout=10.0, check=True) -> subprocess.CompletedProcess:
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    if check and r.returncode != 0:
+        raise AssertionError(f"{argv} exited {r.returncode}: {r.stderr}")
+    return r
+
+
+class Namespace:
+    """A network namespace with loopback up, and carrel wrapped to run in it."""
+
+    def __init__(self, tmp_path: Path, mount_cgroup2: bool = True, carrel_prefix: str = "") -> None:
+        self.ip, self.nft = tool("ip"), tool("nft")
+        tool("unshare")
+        self.name = f"carrel-test-{os.getpid()}-{tmp_path.name[-12:]}"
+        run([self.ip, "netns", "add", self.name])
+        run([self.ip, "netns", "exec", self.name, self.ip, "link", "set", "lo", "up"])
+        # `ip netns exec` mounts a fresh /sys, on which /sys/fs/cgroup is an
+        # empty directory: mount the cgroup v2 hierarchy there (unless the test
+        # wants carrel without one).
+        mount = MOUNT_CGROUP2 if mount_cgroup2 else ""
+        self.wrapper = tmp_path / "carrel-in-netns"
+        self.wrapper.write_text(
+            "#!/bin/sh\n"
+            f"exec {self.ip} netns exec {self.name} unshare -m sh -c "
+            f"'{mount}exec {carrel_prefix}\"$0\" \"$@\"' {h.carrel_bin()} \"$@\"\n")
+        self.wrapper.chmod(0o755)
+
+    def exec(self, argv, timeout=10.0, check=True) -> subprocess.CompletedProcess:
+        return run([self.ip, "netns", "exec", self.name, *map(str, argv)], timeout=timeout, check=check)
+
+    def table_exists(self) -> bool:
+        return self.exec([self.nft, "list", "table", "inet", "carrel"], check=False).returncode == 0
+
+    def outside_connect(self) -> str:
+        """A connection attempt by a process outside the session's cgroup."""
+        return self.exec([sys.executable, NETPROBE, "connect", PORT],
+                         check=False).stdout.strip()
+
+    def delete(self) -> None:
+        subprocess.run([self.ip, "netns", "del", self.name], capture_output=True, timeout=10)
+
+
+@pytest.fixture
+def netns(tmp_path):
+    ns = Namespace(tmp_path)
+    yield ns
+    ns.delete()
+
+
+class NetWorld(World):
+    """carrel in the namespace, with netprobe.py as its app."""
+
+    def __init__(self, carrel_factory, procs, logdir, logs, tmp_path, python, protocols, ns: Namespace,
+                 args=("--provider", "network")) -> None:
+        self.procs, self.logdir, self.logs = procs, logdir, logs
+        self.python, self.protocols = python, protocols
+        self.ns = ns
+        self.state_dir = tmp_path / "provider-state"
+        record = tmp_path / "app-display"
+        self.fifo = tmp_path / "requests"
+        self.results = tmp_path / "results"
+        if not self.fifo.exists():
+            os.mkfifo(self.fifo)
+        self.requests = 0
+        self.record = record
+        self.start_carrel(carrel_factory, args, python)
+        self.count = 0
+
+    def start_carrel(self, carrel_factory, args, python):
+        if self.record.exists():
+            self.record.unlink()
+        old = os.environ.get("CARREL_BIN")
+        os.environ["CARREL_BIN"] = str(self.ns.wrapper)
+        try:
+            self.carrel = carrel_factory.start(
+                app=[python, NETPROBE, "app", self.record, self.fifo, self.results],
+                args=[*args, "--provider-state-dir", str(self.state_dir)])
+        finally:
+            if old is None:
+                os.environ.pop("CARREL_BIN", None)
+            else:
+                os.environ["CARREL_BIN"] = old
+        assert h.wait_until(self.record.exists, 10), f"carrel's app never ran\n{self.carrel.evidence()}"
+        self.app_display = self.record.read_text().strip()
+
+    def app_connect(self) -> str:
+        """A connection attempt by carrel's app (inside the session's cgroup)."""
+        self.requests += 1
+        tag = f"r{self.requests}"
+        with open(self.fifo, "w") as f:
+            f.write(f"connect {PORT} {tag}\n")
+
+        def answered():
+            if not self.results.exists():
+                return None
+            for line in self.results.read_text().splitlines():
+                if line.startswith(tag + " "):
+                    return line[len(tag) + 1:]
+            return None
+        outcome = h.wait_until(answered, 10)
+        assert outcome, f"the app did not answer request {tag}\n{self.carrel.evidence()}"
+        return outcome
+
+
+def start_server(ns: Namespace, procs, logdir) -> None:
+    out = logdir / "server.stdout"
+    with open(out, "wb") as o:
+        procs.spawn("tcp-server", [ns.ip, "netns", "exec", ns.name, sys.executable, NETPROBE, "serve", PORT],
+                    env=h.clean_env(), stdout=o, stderr=subprocess.STDOUT)
+    assert h.wait_until(lambda: "listening" in out.read_text(), 10), out.read_text()
+
+
+def log_text(world) -> str:
+    return world.carrel.stderr_path.read_text(errors="replace")
+
+
+def begin_session(world) -> Driver:
+    a = world.client("exam")
+    a.map()
+    a.bind()
+    a.begin()
+    a.began()
+    return a
+
+
+# ---------------------------------------------------------------------------
+# network
+
+
+def test_network_only_the_app_connects_during_a_session(carrel, procs, logdir, logs, tmp_path,
+                                                        client_python, pywayland_protocols, netns):
+    start_server(netns, procs, logdir)
+    w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, netns)
+    assert netns.outside_connect() == "ok", "before the session everyone connects"
+    assert w.app_connect() == "ok"
+    assert not netns.table_exists(), "nothing is restricted before a session"
+
+    a = begin_session(w)
+    assert netns.table_exists(), f"began without carrel's nftables table\n{log_text(w)}"
+    outside = netns.outside_connect()
+    assert outside.startswith("fail"), f"a process outside the session connected: {outside}"
+    assert w.app_connect() == "ok", "the session's app must keep its network"
+    assert (w.state_dir / "providers.state").read_text().splitlines()[1].startswith("network\t")
+
+    a.send("end s")
+    a.expect("session s ended")
+    assert h.wait_until(lambda: not netns.table_exists(), 5), "the table outlived the session"
+    assert netns.outside_connect() == "ok", "after ended everyone connects again"
+    assert w.app_connect() == "ok"
+    assert not (w.state_dir / "providers.state").exists(), "state file left after revert"
+    w.alive()
+
+
+def test_network_established_connection_of_another_process_stops(carrel, procs, logdir, logs, tmp_path,
+                                                                  client_python, pywayland_protocols, netns):
+    """A connection opened before began stops moving once the session holds."""
+    # Both ends of one loopback connection live in a process outside the
+    # session; each "go" sends a byte one way and reads it the other.
+    w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, netns)
+    holder = subprocess.Popen(
+        [netns.ip, "netns", "exec", netns.name, sys.executable, "-c",
+         "import socket,sys,time\n"
+         "s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(1)\n"
+         "c=socket.create_connection(s.getsockname()); p,_=s.accept()\n"
+         "print('connected',flush=True)\n"
+         "for line in sys.stdin:\n"
+         "    c.settimeout(2)\n"
+         "    try:\n"
+         "        p.sendall(b'x'); print('got', c.recv(1), flush=True)\n"
+         "    except OSError as e: print('fail', e, flush=True)\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, start_new_session=True)
+    procs.tracked.append(h.Tracked("holder", holder, holder.pid, None, True))
+
+    def exchange() -> str:
+        holder.stdin.write("go\n")
+        holder.stdin.flush()
+        ready, _, _ = select.select([holder.stdout], [], [], 8)
+        assert ready, "the holder did not answer"
+        return holder.stdout.readline().strip()
+
+    assert holder.stdout.readline().strip() == "connected"
+    assert exchange() == "got b'x'"
+    a = begin_session(w)
+    assert exchange().startswith("fail"), "an established connection of another process kept working"
+    a.send("end s")
+    a.expect("session s ended")
+    assert h.wait_until(lambda: not netns.table_exists(), 5)
+    w.alive()
+
+
+def test_network_table_removed_mid_session_interrupts_with_integrity(carrel, procs, logdir, logs, tmp_path,
+                                                                    client_python, pywayland_protocols, netns):
+    w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, netns)
+    a = begin_session(w)
+    netns.exec([netns.nft, "delete", "table", "inet", "carrel"])
+    m = a.expect(r"session s interrupted (\d+) (.*)", what="interrupted(integrity) after the table went")
+    assert int(m.group(1)) == INTEGRITY, a.lines
+    assert "network" in m.group(2), f"the message must name the provider: {m.group(2)!r}"
+    w.alive()
+
+
+def test_network_without_cgroup2_fails_closed(carrel, procs, logdir, logs, tmp_path,
+                                              client_python, pywayland_protocols):
+    ns = Namespace(tmp_path, mount_cgroup2=False)
+    try:
+        w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, ns)
+        a = w.client("exam")
+        a.map()
+        a.bind()
+        a.begin()
+        m = a.expect(r"session s (began|failed (\d+) (.*))", what="the answer to begin")
+        assert m.group(1) != "began", "began without the network restriction it was asked for"
+        assert int(m.group(2)) == RESTRICTION_FAILED, a.lines
+        assert "network" in m.group(3) and "cgroup" in m.group(3), m.group(3)
+        assert not ns.table_exists()
+        w.alive()
+    finally:
+        ns.delete()
+
+
+def test_network_without_cap_net_admin_fails_closed(carrel, procs, logdir, logs, tmp_path,
+                                                    client_python, pywayland_protocols):
+    """Root without CAP_NET_ADMIN (dropped from the bounding set): nft is refused."""
+    setpriv = tool("setpriv")
+    ns = Namespace(tmp_path, carrel_prefix=f"{setpriv} --bounding-set -net_admin ")
+    try:
+        w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, ns)
+        a = w.client("exam")
+        a.map()
+        a.bind()
+        a.begin()
+        m = a.expect(r"session s (began|failed (\d+) (.*))", what="the answer to begin")
+        assert m.group(1) != "began", "began without the network restriction it was asked for"
+        assert int(m.group(2)) == RESTRICTION_FAILED, a.lines
+        assert "network" in m.group(3) and "CAP_NET_ADMIN" in m.group(3), m.group(3)
+        assert not ns.table_exists()
+        assert not (w.state_dir / "providers.state").exists(), "a failed apply left its record"
+        w.alive()
+    finally:
+        ns.delete()
+
+
+def test_network_reverted_at_next_start_after_a_crash(carrel, procs, logdir, logs, tmp_path,
+                                                      client_python, pywayland_protocols, netns):
+    w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, netns)
+    begin_session(w)
+    assert netns.table_exists()
+    w.carrel.signal(signal.SIGKILL)
+    w.carrel.wait_exit()
+    assert netns.table_exists(), "test premise: a crash leaves the table"
+    assert (w.state_dir / "providers.state").exists()
+    # The crashed run's app is orphaned in the cgroup; once it is gone the
+    # next start removes the cgroup too.
+    app_pid = int(Path(str(w.record) + ".pid").read_text())
+    cgroup = Path(f"/proc/{app_pid}/cgroup").read_text().split("0::/", 1)[1].split()[0]
+    assert cgroup.startswith("carrel-"), cgroup
+    os.kill(app_pid, signal.SIGKILL)
+    assert h.wait_until(lambda: not h.pid_running(app_pid), 5)
+
+    w.start_carrel(carrel, ("--provider", "network"), client_python)
+    assert h.wait_until(lambda: "recovered: reverted restriction provider network" in log_text(w), 10), \
+        log_text(w)
+    assert not netns.table_exists(), "the next start did not revert what the crashed run left"
+    gone = netns.exec(["unshare", "-m", "sh", "-c", f"{MOUNT_CGROUP2}test ! -e /sys/fs/cgroup/{cgroup}"],
+                      check=False)
+    assert gone.returncode == 0, f"the crashed run's cgroup {cgroup} was left behind"
+    assert not (w.state_dir / "providers.state").exists()
+    w.alive()
+
+
+def test_network_reverted_when_the_client_disconnects(carrel, procs, logdir, logs, tmp_path,
+                                                     client_python, pywayland_protocols, netns):
+    w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, netns)
+    a = begin_session(w)
+    assert netns.table_exists()
+    a.proc.kill()
+    assert h.wait_until(lambda: not netns.table_exists(), 5), "the table outlived the disconnected session"
+    assert not (w.state_dir / "providers.state").exists()
+    w.alive()
+
+
+def test_network_reverted_on_sigterm(carrel, procs, logdir, logs, tmp_path,
+                                     client_python, pywayland_protocols, netns):
+    w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, netns)
+    begin_session(w)
+    assert netns.table_exists()
+    w.carrel.signal(signal.SIGTERM)
+    w.carrel.wait_exit()
+    assert not netns.table_exists(), f"SIGTERM left the table\n{log_text(w)}"
+    assert not (w.state_dir / "providers.state").exists()
+    assert "restriction providers reverted: network" in log_text(w)
+
+
+# ---------------------------------------------------------------------------
+# media
+
+
+@pytest.fixture
+def session_bus(procs, logdir):
+    daemon = tool("dbus-daemon")
+    if subprocess.run([SYSTEM_PYTHON, "-c", "import dbus, gi"], capture_output=True).returncode != 0:
+        pytest.skip("python3-dbus and python3-gi are not installed (meson-helpers/packages.sh installs them)")
+    proc = procs.spawn("dbus-daemon", [daemon, "--session", "--print-address", "--nofork"],
+                       env=h.clean_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    ready, _, _ = select.select([proc.stdout], [], [], 10)
+    assert ready, "dbus-daemon printed no address"
+    address = proc.stdout.readline().decode().strip()
+    assert address, "dbus-daemon printed no address"
+    return SessionBus(address, proc)
+
+
+class SessionBus:
+    def __init__(self, address: str, proc: subprocess.Popen) -> None:
+        self.address, self.proc = address, proc
+
+
+class Player:
+    def __init__(self, procs, logdir, address: str, name: str) -> None:
+        self.out = logdir / f"player-{name}.stdout"
+        env = h.clean_env({"DBUS_SESSION_BUS_ADDRESS": address})
+        with open(self.out, "wb") as o:
+            self.proc = procs.spawn(f"player-{name}", [SYSTEM_PYTHON, PLAYER, name], env=env,
+                                    stdin=subprocess.PIPE, stdout=o, stderr=subprocess.STDOUT)
+        assert h.wait_until(lambda: "ready" in self.lines(), 10), self.out.read_text()
+
+    def lines(self) -> list[str]:
+        return self.out.read_text().splitlines()
+
+    def count(self, line: str) -> int:
+        return self.lines().count(line)
+
+    def play(self, quietly: bool = False) -> None:
+        self.proc.stdin.write(b"play quietly\n" if quietly else b"play\n")
+        self.proc.stdin.flush()
+
+
+def media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, bus,
+                verify_ms: int) -> World:
+    return World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+                 env={"DBUS_SESSION_BUS_ADDRESS": bus},
+                 args=("--provider", "media", "--provider-state-dir", str(tmp_path / "state"),
+                       "--provider-verify-interval", str(verify_ms)))
+
+
+def test_media_players_paused_at_began_and_again_when_they_play(carrel, procs, logdir, logs, tmp_path,
+                                                                client_python, pywayland_protocols,
+                                                                session_bus):
+    """Verify runs only once a minute here: the second pause comes from PropertiesChanged."""
+    music, video = Player(procs, logdir, session_bus.address, "music"), \
+        Player(procs, logdir, session_bus.address, "video")
+    w = media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, session_bus.address,
+                    verify_ms=60_000)
+    assert music.count("pause") == 0
+    a = begin_session(w)
+    for player in (music, video):
+        assert h.wait_until(lambda: player.count("pause") == 1, 5), f"not paused at began: {player.lines()}"
+    music.play()
+    assert h.wait_until(lambda: music.count("pause") == 2, 5), \
+        f"a player that started playing during the session was not paused again: {music.lines()}"
+    assert video.count("pause") == 1, "a paused player is left alone"
+    a.send("end s")
+    a.expect("session s ended")
+    music.play()
+    time.sleep(1.5)
+    assert music.count("pause") == 2, "paused after the session ended"
+    assert music.count("play") == 0 and video.count("play") == 0, "carrel resumed a player"
+    w.alive()
+
+
+def test_media_player_playing_without_announcing_it_is_paused_by_verify(carrel, procs, logdir, logs, tmp_path,
+                                                                        client_python, pywayland_protocols,
+                                                                        session_bus):
+    player = Player(procs, logdir, session_bus.address, "quiet")
+    w = media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, session_bus.address,
+                    verify_ms=300)
+    a = begin_session(w)
+    assert h.wait_until(lambda: player.count("pause") == 1, 5), player.lines()
+    player.play(quietly=True)
+    assert h.wait_until(lambda: player.count("pause") == 2, 5), \
+        f"verify did not pause a player found playing: {player.lines()}"
+    a.send("end s")
+    a.expect("session s ended")
+    player.play(quietly=True)
+    time.sleep(1.0)  # several verify periods
+    assert player.count("pause") == 2, "verified after the session ended"
+    w.alive()
+
+
+def test_media_bus_lost_mid_session_interrupts_with_integrity(carrel, procs, logdir, logs, tmp_path,
+                                                              client_python, pywayland_protocols, session_bus):
+    player = Player(procs, logdir, session_bus.address, "lost")
+    w = media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+                    session_bus.address, verify_ms=300)
+    a = begin_session(w)
+    assert h.wait_until(lambda: player.count("pause") == 1, 5), player.lines()
+    session_bus.proc.kill()
+    m = a.expect(r"session s interrupted (\d+) (.*)", what="interrupted(integrity) after the bus went")
+    assert int(m.group(1)) == INTEGRITY and "media" in m.group(2), m.group(0)
+    # Carrel must not spin on the dead connection while the session stays interrupted.
+    before = sum(int(x) for x in Path(f"/proc/{w.carrel.pid}/stat").read_text().rsplit(")", 1)[1].split()[11:13])
+    time.sleep(1.0)
+    after = sum(int(x) for x in Path(f"/proc/{w.carrel.pid}/stat").read_text().rsplit(")", 1)[1].split()[11:13])
+    assert after - before < 50, f"carrel used {after - before} clock ticks in 1 s while idle"
+    a.send("end s")
+    a.expect("session s ended")
+    w.alive()
+
+
+def test_media_without_a_session_bus_fails_closed(carrel, procs, logdir, logs, tmp_path,
+                                                  client_python, pywayland_protocols):
+    w = World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+              env={"DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path}/no-bus"},
+              args=("--provider", "media", "--provider-state-dir", str(tmp_path / "state")))
+    a = w.client("exam")
+    a.map()
+    a.bind()
+    a.begin()
+    m = a.expect(r"session s (began|failed (\d+) (.*))", what="the answer to begin")
+    assert m.group(1) != "began", "began without the media restriction it was asked for"
+    assert int(m.group(2)) == RESTRICTION_FAILED and "media" in m.group(3), m.group(0)
+    w.alive()
