@@ -5,8 +5,12 @@ import Glibc
 /// The compositor's side of `carrelctl`: opens the control socket the
 /// options name and answers each request from the session state.
 extension Server {
-    /// How Carrel runs, as `status` reports it.
-    static let controlMode = "standard"
+    /// The mode `status` reports: how Carrel was started.
+    var controlMode: String {
+        if options.kiosk.enabled { return "kiosk" }
+        if options.assessmentMode != nil { return "assessment" }
+        return "standard"
+    }
 
     /// The control socket, or nil when it could not be opened and the
     /// options do not require it (logged: Carrel runs without).
@@ -27,7 +31,7 @@ extension Server {
             switch request {
             case .status:
                 return ControlResponse(ok: true, command: request.command,
-                                       status: assessment.controlStatus(mode: Self.controlMode, clients: clientCounts()))
+                                       status: assessment.controlStatus(mode: controlMode, clients: clientCounts()))
             case .end(let reason):
                 return ControlResponse(ok: true, command: request.command, outcome: try assessment.administrativeEnd(reason: reason))
             case .extend(let minutes):

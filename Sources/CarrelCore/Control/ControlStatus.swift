@@ -132,7 +132,7 @@ public struct ControlStatus: Sendable, Hashable, Codable {
     public static func state(of phase: SessionPhase?) -> String {
         switch phase {
         case nil, .failed?, .ended?: return "none"
-        case .restricting?, .awaitingPresentation?: return "beginning"
+        case .restricting?, .awaitingConfirmation?, .awaitingPresentation?: return "beginning"
         case .active?: return "active"
         case .interrupted?: return "ending"
         }
