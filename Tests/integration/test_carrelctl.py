@@ -62,8 +62,8 @@ class _WithControlSocket:
     def __init__(self, factory, path: Path) -> None:
         self.factory, self.path = factory, path
 
-    def start(self, **kwargs):
-        return self.factory.start(args=["--control-socket", str(self.path)], **kwargs)
+    def start(self, args=(), **kwargs):
+        return self.factory.start(args=["--control-socket", str(self.path), *args], **kwargs)
 
 
 class Ctl:

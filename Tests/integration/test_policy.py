@@ -169,8 +169,8 @@ class _WithPolicy:
     def __init__(self, factory, path: Path) -> None:
         self.factory, self.path = factory, path
 
-    def start(self, app=None, **kwargs):
-        return self.factory.start(app, args=["--policy", str(self.path)], **kwargs)
+    def start(self, app=None, args=(), **kwargs):
+        return self.factory.start(app, args=["--policy", str(self.path), *args], **kwargs)
 
 
 def test_maximum_time_limit_refuses_a_longer_configuration(carrel, procs, logdir, logs, tmp_path,
