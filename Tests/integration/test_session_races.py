@@ -6,7 +6,10 @@ finish). Seeded: a failing seed is printed and replays the same pywayland
 command sequence. Afterwards: every begin a surviving client sent was answered
 exactly once, nothing followed a terminal event, every AssessmentKit run ended
 with 0 (began and ended) or 1 (its begin failed, e.g. already_active), the lock
-is free, and a new client can begin and end."""
+is free, and a new client can begin and end. Throughout the race `carrelctl
+status --json` is polled over the admin control socket: Carrel answers every
+poll, reports one session at a time owned by one of the racers, and session
+ids only grow."""
 
 from __future__ import annotations
 
@@ -20,10 +23,12 @@ import pytest
 
 import carrel_harness as h
 from test_assessment import World, client_python, pywayland_protocols, world  # noqa: F401  (fixtures)
+from test_carrelctl import carrelctl, control_dir, ctl_world  # noqa: F401  (fixtures)
 
 CLIENTS = 16
 KIT_CLIENTS = 4
 STEPS = int(os.environ.get("CARREL_RACE_STEPS", "600"))
+POLL_EVERY = 12  # steps between two `carrelctl status --json`
 SEEDS = [1, 2, int(os.environ.get("CARREL_RACE_SEED", str(int(time.time()) % 100000)))]
 
 
@@ -87,6 +92,38 @@ def start_client(w: World, name: str, wait_mapped: bool = True) -> Model:
         d.send("map w")
     d.bind()
     return Model(d)
+
+
+class StatusWatch:
+    """What `carrelctl status --json` said during the race."""
+
+    STATES = {"none", "beginning", "active", "ending"}
+
+    def __init__(self, ctl, seed: int) -> None:
+        self.ctl, self.seed = ctl, seed
+        self.polls = 0
+        self.sessions: list[int] = []  # distinct ids in the order seen
+        self.states: dict[str, int] = {}
+
+    def poll(self, client_pids: set[int]) -> None:
+        status = self.ctl.status()  # exit 0 and one JSON object, or the test fails
+        self.polls += 1
+        state = status["state"]
+        assert state in self.STATES, f"seed {self.seed}: unknown state {state!r}: {status}"
+        self.states[state] = self.states.get(state, 0) + 1
+        session = status["session"]
+        if state == "none":
+            assert session is None, f"seed {self.seed}: state none with a session: {status}"
+            return
+        assert session is not None, f"seed {self.seed}: state {state} without a session: {status}"
+        owner = session["app"]["pid"]
+        assert owner in client_pids, \
+            f"seed {self.seed}: the session belongs to pid {owner}, none of the racers {sorted(client_pids)}"
+        sid = session["id"]
+        if not self.sessions or self.sessions[-1] != sid:
+            assert not self.sessions or sid > self.sessions[-1], \
+                f"seed {self.seed}: session id {sid} after {self.sessions[-1]}: ids went back"
+            self.sessions.append(sid)
 
 
 class KitRacer:
@@ -153,17 +190,23 @@ def check_answers(model: Model, seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-def test_racing_clients_never_break_the_one_session_rule(world, seed):
+def test_racing_clients_never_break_the_one_session_rule(ctl_world, seed):
     print(f"race seed {seed} (replay: CARREL_RACE_SEED={seed})")
     from test_demo_exam import demo_bin
 
     rng = random.Random(seed)
-    w = world
+    w, ctl = ctl_world
+    watch = StatusWatch(ctl, seed)
     models = [start_client(w, f"racer{i}") for i in range(CLIENTS)]
     kits = [KitRacer(w, i, demo_bin()) for i in range(KIT_CLIENTS)]
-    for _ in range(STEPS):
+    pids: set[int] = set()
+    for n in range(STEPS):
         for kit in kits:
             kit.poll()
+            pids.add(kit.proc.pid)
+        if n % POLL_EVERY == 0:
+            pids.update(m.driver.pid for m in models)
+            watch.poll(pids)
         i = rng.randrange(CLIENTS)
         model = models[i]
         if model.driver.proc.poll() is not None or rng.random() < 0.015:
@@ -173,6 +216,7 @@ def test_racing_clients_never_break_the_one_session_rule(world, seed):
                 os.kill(model.driver.pid, signal.SIGKILL)
                 model.driver.proc.wait(timeout=5)
             models[i] = start_client(w, f"racer{i}-{rng.randrange(10**6)}", wait_mapped=False)
+            pids.add(models[i].driver.pid)
             continue
         try:
             model.driver.send(step(rng, model))
@@ -202,7 +246,9 @@ def test_racing_clients_never_break_the_one_session_rule(world, seed):
         assert not bad, f"seed {seed}: an AssessmentKit client ended badly: {bad[:2]}"
     runs = [status for kit in kits for status, _ in kit.runs]
     print(f"seed {seed}: {STEPS} pywayland steps; AssessmentKit runs: {len(runs)} "
-          f"({runs.count(0)} began and ended, {runs.count(1)} refused)")
+          f"({runs.count(0)} began and ended, {runs.count(1)} refused); carrelctl status polled "
+          f"{watch.polls}x, states {watch.states}, {len(watch.sessions)} sessions seen")
+    assert watch.polls >= STEPS // POLL_EVERY, watch.polls
     assert runs, f"seed {seed}: no AssessmentKit run finished"
     w.alive()
     # The lock is free once they are gone: a new exam begins and ends.
