@@ -364,3 +364,53 @@ def test_capture_enabled_by_policy_works_outside_sessions_and_fails_during(
     assert grim("app", "after")[:2] == (0, True), "capture did not come back after ended"
     assert recorder.poll() is None, "wf-recorder died"
     w.alive()
+
+
+def press_keys(display: str, keys: str) -> None:
+    """A real key press (XTEST, through xdotool) into carrel's window on Xvfb."""
+    h.require_tool("xdotool")
+    env = h.clean_env({"DISPLAY": display})
+    window = x_windows(display)[0]
+    subprocess.run(["xdotool", "windowfocus", "--sync", window], env=env, check=True, timeout=10)
+    subprocess.run(["xdotool", "key", keys], env=env, check=True, timeout=10)
+
+
+ADMINISTRATIVE = 2  # interruption_reason.administrative in carrel-assessment-v1.xml
+
+
+@pytest.mark.parametrize("defined", [True, False], ids=["policy-binding", "no-binding"])
+def test_emergency_binding_interrupts_a_session_only_when_the_policy_defines_one(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, defined):
+    """Real key presses under Xvfb. With `[emergency] binding = "Ctrl+Alt+Shift+E"`: the
+    combination does nothing outside a session, nothing with a modifier missing, and during a
+    session interrupts it (administrative); restrictions stay until the app ends. Without the
+    key in the policy (the built-in default) the same keys interrupt nothing."""
+    from test_assessment import World, start_xvfb
+
+    display = start_xvfb(procs, logdir, logs)
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[emergency]\nbinding = "Ctrl+Alt+Shift+E"\n' if defined else "")
+    w = World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+              backend="x11", env={"DISPLAY": display}, args=["--policy", str(policy)])
+    assert h.wait_until(lambda: len(x_windows(display)) >= 1, 10), w.carrel.evidence()
+    exam = w.client("exam")
+    exam.map()
+    exam.bind()
+    press_keys(display, "ctrl+alt+shift+e")  # no session: nothing to interrupt
+    exam.begin()
+    exam.began()
+    press_keys(display, "ctrl+shift+e")  # Alt missing: not the binding
+    exam.collect(1.0)
+    assert not exam.matching(r"session s interrupted .*"), "interrupted by a partial combination"
+    press_keys(display, "ctrl+alt+shift+e")
+    if defined:
+        m = exam.expect(r"session s interrupted (\d+) (.*)", timeout=5,
+                        what="interrupted(administrative) after the emergency binding")
+        assert int(m.group(1)) == ADMINISTRATIVE, m.group(0)
+        assert "emergency" in w.carrel.stderr_path.read_text().lower(), "carrel did not log it"
+    else:
+        exam.collect(1.5)
+        assert not exam.matching(r"session s interrupted .*"), \
+            "interrupted by keys the policy does not name"
+    end_exam(exam)
+    w.alive()
