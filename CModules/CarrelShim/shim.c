@@ -368,6 +368,109 @@ static void carrel_subsurface_guard(void *user_data, enum wl_protocol_logger_typ
     wl_resource_set_user_data(message->resource, NULL);
 }
 
+/* MARK: - Inert xdg objects (wlroots 0.15) */
+
+static void carrel_inert_destroy(struct wl_client *client, struct wl_resource *resource) {
+    (void)client;
+    wl_resource_destroy(resource);
+}
+static void carrel_inert_toplevel_set_parent(struct wl_client *c, struct wl_resource *r, struct wl_resource *p) {
+    (void)c; (void)r; (void)p;
+}
+static void carrel_inert_toplevel_set_string(struct wl_client *c, struct wl_resource *r, const char *s) {
+    (void)c; (void)r; (void)s;
+}
+static void carrel_inert_toplevel_show_window_menu(struct wl_client *c, struct wl_resource *r, struct wl_resource *seat,
+                                                   uint32_t serial, int32_t x, int32_t y) {
+    (void)c; (void)r; (void)seat; (void)serial; (void)x; (void)y;
+}
+static void carrel_inert_toplevel_move(struct wl_client *c, struct wl_resource *r, struct wl_resource *seat, uint32_t serial) {
+    (void)c; (void)r; (void)seat; (void)serial;
+}
+static void carrel_inert_toplevel_resize(struct wl_client *c, struct wl_resource *r, struct wl_resource *seat,
+                                         uint32_t serial, uint32_t edges) {
+    (void)c; (void)r; (void)seat; (void)serial; (void)edges;
+}
+static void carrel_inert_toplevel_set_size(struct wl_client *c, struct wl_resource *r, int32_t w, int32_t h) {
+    (void)c; (void)r; (void)w; (void)h;
+}
+static void carrel_inert_toplevel_no_args(struct wl_client *c, struct wl_resource *r) {
+    (void)c; (void)r;
+}
+static void carrel_inert_toplevel_set_fullscreen(struct wl_client *c, struct wl_resource *r, struct wl_resource *output) {
+    (void)c; (void)r; (void)output;
+}
+
+static const struct xdg_toplevel_interface carrel_inert_toplevel_implementation = {
+    .destroy = carrel_inert_destroy,
+    .set_parent = carrel_inert_toplevel_set_parent,
+    .set_title = carrel_inert_toplevel_set_string,
+    .set_app_id = carrel_inert_toplevel_set_string,
+    .show_window_menu = carrel_inert_toplevel_show_window_menu,
+    .move = carrel_inert_toplevel_move,
+    .resize = carrel_inert_toplevel_resize,
+    .set_max_size = carrel_inert_toplevel_set_size,
+    .set_min_size = carrel_inert_toplevel_set_size,
+    .set_maximized = carrel_inert_toplevel_no_args,
+    .unset_maximized = carrel_inert_toplevel_no_args,
+    .set_fullscreen = carrel_inert_toplevel_set_fullscreen,
+    .unset_fullscreen = carrel_inert_toplevel_no_args,
+    .set_minimized = carrel_inert_toplevel_no_args,
+};
+
+static void carrel_inert_surface_get_toplevel(struct wl_client *c, struct wl_resource *r, uint32_t id) {
+    (void)c; (void)r; (void)id;
+}
+static void carrel_inert_surface_get_popup(struct wl_client *c, struct wl_resource *r, uint32_t id,
+                                           struct wl_resource *parent, struct wl_resource *positioner) {
+    (void)c; (void)id; (void)parent; (void)positioner;
+    wl_resource_post_error(r, XDG_SURFACE_ERROR_DEFUNCT_ROLE_OBJECT,
+                           "get_popup on an xdg_surface whose wl_surface was destroyed");
+}
+static void carrel_inert_surface_set_window_geometry(struct wl_client *c, struct wl_resource *r,
+                                                     int32_t x, int32_t y, int32_t w, int32_t h) {
+    (void)c; (void)r; (void)x; (void)y; (void)w; (void)h;
+}
+static void carrel_inert_surface_ack_configure(struct wl_client *c, struct wl_resource *r, uint32_t serial) {
+    (void)c; (void)r; (void)serial;
+}
+
+static const struct xdg_surface_interface carrel_inert_surface_implementation = {
+    .destroy = carrel_inert_destroy,
+    .get_toplevel = carrel_inert_surface_get_toplevel,
+    .get_popup = carrel_inert_surface_get_popup,
+    .set_window_geometry = carrel_inert_surface_set_window_geometry,
+    .ack_configure = carrel_inert_surface_ack_configure,
+};
+
+static void carrel_inert_xdg_guard(void *user_data, enum wl_protocol_logger_type type,
+                                   const struct wl_protocol_logger_message *message) {
+    (void)user_data;
+    if (type != WL_PROTOCOL_LOGGER_REQUEST || wl_resource_get_user_data(message->resource) != NULL) {
+        return;
+    }
+    const char *class = wl_resource_get_class(message->resource);
+    bool toplevel = strcmp(class, "xdg_toplevel") == 0;
+    bool popup_request = strcmp(class, "xdg_surface") == 0 && message->message_opcode == CARREL_XDG_SURFACE_GET_POPUP;
+    if (!toplevel && !popup_request) {
+        return;
+    }
+    /* wlroots' destroy callbacks do nothing for an inert object (user data
+     * NULL), so none is needed here. libwayland reads the implementation
+     * after the loggers ran: this request already goes to the inert one. */
+    carrel_vlog(WLR_DEBUG, "%s@%u.%s on an inert object (its wl_surface was destroyed): %s",
+                class, wl_resource_get_id(message->resource), message->message->name,
+                toplevel ? "ignored" : "refused");
+    wl_resource_set_implementation(message->resource,
+                                   toplevel ? (const void *)&carrel_inert_toplevel_implementation
+                                            : (const void *)&carrel_inert_surface_implementation,
+                                   NULL, NULL);
+}
+
+struct wl_protocol_logger *carrel_install_inert_xdg_guard(struct wl_display *display) {
+    return wl_display_add_protocol_logger(display, carrel_inert_xdg_guard, NULL);
+}
+
 struct wl_protocol_logger *carrel_install_subsurface_guard(struct wl_display *display) {
     return wl_display_add_protocol_logger(display, carrel_subsurface_guard, NULL);
 }

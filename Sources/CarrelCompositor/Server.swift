@@ -171,9 +171,11 @@ public final class Server {
 
         xdgShell = wlr_xdg_shell_create(display)
         // Before any client connects: wlroots 0.15 must never see a popup
-        // that is its own ancestor, nor restack an orphaned subsurface (see the shim).
+        // that is its own ancestor, nor restack an orphaned subsurface, nor
+        // act on an inert xdg_toplevel (see the shim).
         protocolGuards = [WlrootsVersion.guardPopupParents(display),
-                          WlrootsVersion.guardOrphanedSubsurfaces(display)].compactMap { $0 }
+                          WlrootsVersion.guardOrphanedSubsurfaces(display),
+                          WlrootsVersion.guardInertXdgObjects(display)].compactMap { $0 }
         // Before any client connects: no client may hold wl_shm pools without end.
         ShmPoolGuard.install(on: display, limit: .standard, logger: logger)
         let decorationManager = wlr_xdg_decoration_manager_v1_create(display)!

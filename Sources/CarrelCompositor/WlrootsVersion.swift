@@ -52,6 +52,13 @@ enum WlrootsVersion {
         carrel_install_subsurface_guard(display)
     }
 
+    /// Ignores requests on an xdg_toplevel whose wl_surface was destroyed and
+    /// refuses get_popup on such an xdg_surface: 0.15 dereferences NULL for
+    /// them (0.17 makes them inert itself; the guard can go with the port).
+    static func guardInertXdgObjects(_ display: OpaquePointer) -> OpaquePointer? {
+        carrel_install_inert_xdg_guard(display)
+    }
+
     /// Fails pending capture frames (of one output, or all): 0.15 offers no
     /// call for it (see the shim). Returns how many failed.
     @discardableResult

@@ -27,6 +27,9 @@ Commands:
                             a buffer (so never mapped); prints `configured W`
   plain_surface W           a wl_surface with no role
   popup_cycle self|pair     ask for a popup that is its own ancestor (must be refused)
+  inert_toplevel            destroy a toplevel's wl_surface first, then send every
+                            xdg_toplevel request to the inert toplevel (ignored)
+  inert_popup               get_popup on an xdg_surface whose wl_surface is gone (refused)
   close_window W            destroy W's xdg_toplevel and xdg_surface: W leaves the screen
   config C                  manager create_configuration (on the first manager)
   allow C FEATURE | participant C ID | time_limit C SECONDS | destroy_config C
@@ -321,6 +324,34 @@ class Client:
             raise ValueError(kind)
         a.destroy()
 
+    def inert_xdg(self, kind: str) -> None:
+        """What crashed wlroots 0.15 (found by the fuzzer): requests on an xdg_toplevel
+        or xdg_surface after the client destroyed their wl_surface."""
+        self._need_shell()
+        surface = self.compositor.create_surface()
+        xdg_surface = self.wm_base.get_xdg_surface(surface)
+        if kind == "popup":
+            surface.destroy()
+            positioner = self.wm_base.create_positioner()
+            positioner.set_size(10, 10)
+            positioner.set_anchor_rect(0, 0, 1, 1)
+            xdg_surface.get_popup(None, positioner)
+            return
+        toplevel = xdg_surface.get_toplevel()
+        surface.destroy()
+        toplevel.set_title("inert")
+        toplevel.set_app_id("inert")
+        toplevel.set_parent(None)
+        toplevel.set_min_size(10, 10)
+        toplevel.set_max_size(100, 100)
+        toplevel.set_maximized()
+        toplevel.unset_maximized()
+        toplevel.set_fullscreen(None)
+        toplevel.unset_fullscreen()
+        toplevel.set_minimized()
+        toplevel.destroy()
+        xdg_surface.destroy()
+
     def sync(self, tag: str) -> None:
         callback = self.display.sync()
         callback.dispatcher["done"] = lambda *_: emit("synced", tag)
@@ -344,6 +375,10 @@ class Client:
             o[args[0]] = self.compositor.create_surface()
         elif op == "popup_cycle":
             self.popup_cycle(args[0])
+        elif op == "inert_toplevel":
+            self.inert_xdg("toplevel")
+        elif op == "inert_popup":
+            self.inert_xdg("popup")
         elif op == "config":
             managers = [v for v in o.values()
                         if isinstance(v, self.ca.CarrelAssessmentManagerV1.proxy_class)]

@@ -89,6 +89,40 @@ def test_fuzz_regression_seed7_connection24015(world, logdir, logs):
     world.alive()
 
 
+def test_fuzz_regression_seed1795406663_connection1220(world, logdir, logs):
+    """An xdg_toplevel request after its wl_surface was destroyed crashed wlroots 0.15."""
+    carrel = world.carrel
+    out = logdir / "fuzz-regression-inert.out"
+    logs.append(("fuzzer regression (inert toplevel)", out))
+    argv = [sys.executable, str(FUZZER), "--seed", "1795406663", "--mode", "both", "--role", "both",
+            "--connection", "1220", "--public", str(carrel.runtime_dir / carrel.socket_name),
+            "--app", world.app_display, "--carrel-pid", str(carrel.pid)]
+    with open(out, "wb") as o:
+        proc = world.procs.spawn("fuzz-regression-inert", argv, env=h.clean_env(), stdout=o,
+                                 stderr=subprocess.STDOUT)
+        status = proc.wait(timeout=60)
+    assert status == 0, out.read_text(errors="replace")
+    world.alive()
+
+
+def test_requests_on_an_inert_toplevel_are_ignored_not_a_crash(world):
+    """The same crash, written down: every xdg_toplevel request after the client destroyed
+    the wl_surface is ignored (as wlroots 0.17 does) and the client stays connected;
+    get_popup on such an xdg_surface is xdg_surface.defunct_role_object (6)."""
+    for role in ("untrusted", "app"):
+        client = world.client(f"inert-{role}", role=role)
+        client.send("inert_toplevel ; sync after")
+        client.expect("synced after", what=f"{role}: requests on an inert toplevel ignored")
+        assert not client.matching(r"error .*"), client.lines
+        client.send("inert_popup ; sync after-popup")
+        client.expect(r"error xdg_surface 6 \d+", what=f"{role}: get_popup on an inert xdg_surface refused")
+        world.alive()
+    bystander = world.client("bystander")
+    bystander.map()
+    bystander.sync()
+    world.alive()
+
+
 @pytest.mark.parametrize("kind", ["self", "pair"])
 def test_popup_cycle_is_refused_not_a_crash(world, kind):
     """The fuzzer's crash, written down: a popup whose parent is itself (or a popup below

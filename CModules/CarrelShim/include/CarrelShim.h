@@ -122,6 +122,18 @@ int carrel_screencopy_fail_frames(struct wlr_screencopy_manager_v1 *manager, str
 /// destroys the subsurface with its parent; the guard can go with the port.
 struct wl_protocol_logger *carrel_install_subsurface_guard(struct wl_display *display);
 
+/// Keeps requests on *inert* xdg objects away from wlroots 0.15. When a
+/// client destroys a wl_surface before its xdg_surface and xdg_toplevel,
+/// wlroots 0.15 clears their user data but most xdg_toplevel handlers (and
+/// xdg_surface.get_popup) dereference it anyway: a NULL dereference any
+/// client can cause (found by the wire fuzzer). The guard, a protocol logger,
+/// sees such a request before it is dispatched and swaps the resource's
+/// implementation for an inert one: requests on an inert xdg_toplevel are
+/// ignored (as wlroots 0.17 does), `destroy` destroys it, and `get_popup` on
+/// an inert xdg_surface is the protocol error `xdg_surface.defunct_role_object`.
+/// wlroots-version-specific; the guard can go with the port.
+struct wl_protocol_logger *carrel_install_inert_xdg_guard(struct wl_display *display);
+
 /// Counts the wl_shm_pool objects each client holds (a resource-created
 /// listener per client, a destroy listener per pool) and calls
 /// `admit(context, client, pools_held)` each time a client creates one, with
