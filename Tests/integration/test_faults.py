@@ -484,8 +484,14 @@ def test_subsurface_restacked_after_its_parent_died_is_refused_not_a_crash(world
     if opcode == 5:
         c.conn.send(wire.message(sub, 4))  # set_sync first: set_desync then has work to do
     c.conn.send(wire.message(sub, opcode, args))
-    c.conn.send(wire.message(child, 6))  # wl_surface.commit on the orphan
-    c.conn.roundtrip(c.new_id(), 3)
+    try:
+        c.conn.send(wire.message(child, 6))  # wl_surface.commit on the orphan
+        c.conn.roundtrip(c.new_id(), 3)
+    except wire.Closed:
+        # Carrel may already have answered the refused request and closed the
+        # connection (a busy machine lets it catch up between our sends): the
+        # error is still waiting in the socket.
+        c.conn.closed = False
     c.conn.pump(0.5)
     print(f"{request_name} after the parent died: {c.conn.error}")
     time.sleep(0.3)
