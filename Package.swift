@@ -74,7 +74,8 @@ let package = Package(
         .target(name: "CarrelCore", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
         .target(
             name: "CarrelCompositor",
-            dependencies: ["CarrelCore", "CarrelShim", "CCairoLib", "CarrelMedia", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CarrelCore", "CarrelShim", "CCairoLib", "CarrelMedia", "CarrelPasscode",
+                           .product(name: "Logging", package: "swift-log")],
             swiftSettings: cSideSettings
         ),
         // Guided Access passcodes as salted slow hashes (swift-crypto).
@@ -101,7 +102,7 @@ let package = Package(
         // The administrator's control tool (issue 5): talks to carrel's control socket.
         .executableTarget(
             name: "carrelctl",
-            dependencies: ["CarrelCore", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["CarrelCore", "CarrelPasscode", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // A small Wayland client for tests and benchmarks: paints a solid colour
         // or animates, and timestamps its milestones with CLOCK_MONOTONIC.

@@ -13,7 +13,11 @@ extension Server {
 
     /// The Invigilator sent an event on the session begun on the app's behalf.
     func onBehalfSessionEvent(_ event: SessionEvent) {
-        guard var session = onBehalf, let reaction = session.heard(event) else { return }
+        guard var session = onBehalf else {
+            guidedAccessSessionEvent(event)
+            return
+        }
+        guard let reaction = session.heard(event) else { return }
         onBehalf = session
         let message = Logger.Message(stringLiteral: reaction.log.message)
         switch reaction.log.level {

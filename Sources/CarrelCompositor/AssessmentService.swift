@@ -148,13 +148,21 @@ final class AssessmentService {
     /// Begins a session for `client` as if it had sent `begin` with its mapped
     /// toplevel and `configuration` (`carrel --assessment`): the same
     /// Invigilator path, so the same guarantees before `began`.
-    func beginOnBehalf(of client: ClientID, role: Role, configuration: AssessmentConfiguration) {
+    @discardableResult
+    func beginOnBehalf(of client: ClientID, role: Role, configuration: AssessmentConfiguration) -> SessionID {
         let sessionID = SessionID(nextSessionID)
         nextSessionID += 1
         onBehalfSession = sessionID
         process(invigilator.begin(sessionID, client: client, role: role, surface: .mappedToplevel,
                                   configuration: configuration, now: Self.now()))
+        return sessionID
     }
+
+    /// Whether a session is pending, active or interrupted.
+    var hasLiveSession: Bool { invigilator.liveSessionID != nil }
+
+    /// Whether `id` is that live session.
+    func isLive(_ id: SessionID) -> Bool { invigilator.liveSessionID == id }
 
     /// Ends the session begun with `beginOnBehalf`, as the protocol's `end`.
     func endOnBehalf() {

@@ -7,6 +7,7 @@ import Glibc
 extension Server {
     /// The mode `status` reports: how Carrel was started.
     var controlMode: String {
+        if guidedAccess.session != nil { return "guided_access" }
         if options.kiosk.enabled { return "kiosk" }
         if options.assessmentMode != nil { return "assessment" }
         return "standard"
@@ -36,6 +37,10 @@ extension Server {
                 return ControlResponse(ok: true, command: request.command, outcome: try assessment.administrativeEnd(reason: reason))
             case .extend(let minutes):
                 return ControlResponse(ok: true, command: request.command, outcome: try assessment.extendTimeLimit(byMinutes: minutes))
+            case .lock:
+                return ControlResponse(ok: true, command: request.command, outcome: try guidedLock())
+            case .unlock(let passcode):
+                return ControlResponse(ok: true, command: request.command, outcome: try guidedUnlock(passcode: passcode))
             }
         } catch {
             return .failure(error, command: request.command)

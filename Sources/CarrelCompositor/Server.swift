@@ -105,7 +105,7 @@ public final class Server {
     private var listeners = ListenerBag()
     private var outputs: [Output] = []
     /// Toplevels in stacking order, bottom to top.
-    private var stack: [View] = []
+    private(set) var stack: [View] = []
     private var views: [UnsafeMutablePointer<wlr_xdg_surface>: View] = [:]
     private var decorations: [Decoration] = []
     private var nextWindowID: UInt64 = 1
@@ -118,6 +118,8 @@ public final class Server {
     private var kiosk: KioskSupervisor?
     /// The session Carrel begins for an app that does not speak the protocol.
     var onBehalf: OnBehalfSession?
+    /// Guided Access (`carrelctl lock` / `unlock`).
+    var guidedAccess = GuidedAccess()
     /// Single App Mode is on and no app window is mapped (see `KioskScreen`).
     private var kioskGap = false
     /// Restriction providers (network, media): recovery, cgroup, verify timer.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CarrelCore
+import CarrelPasscode
 import Glibc
 
 /// `carrelctl [--socket PATH] [--json] status | end --reason TEXT | extend MINUTES`
@@ -14,12 +15,13 @@ struct CarrelCtl: ParsableCommand {
         unprivileged — Carrel's own user may use it.
 
         Exit status: 0 done; 1 Carrel refused the command (no session, \
-        out of range, above the policy's maximum, ...); 64 bad usage; \
+        out of range, above the policy's maximum, Guided Access off, wrong \
+        passcode, too many wrong passcodes, ...); 64 bad usage; \
         69 Carrel cannot be reached; 76 an answer carrelctl does not \
         understand; 77 permission denied.
         """,
         version: "0.1.0",
-        subcommands: [Status.self, End.self, Extend.self]
+        subcommands: [Status.self, End.self, Extend.self, Lock.self, Unlock.self]
     )
 
     /// Also accepted before the command (`carrelctl --json status`).
@@ -98,6 +100,46 @@ extension CarrelCtl {
             try client.perform(.extend(minutes: value)) { response in
                 guard let outcome = response.outcome else { return "done" }
                 return "session \(outcome.session) extended by \(outcome.addedSeconds ?? 0) s: time limit \(outcome.timeLimitSeconds ?? 0) s, \(outcome.timeLeftSeconds ?? 0) s left"
+            }
+        }
+    }
+}
+
+extension CarrelCtl {
+    struct Lock: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Guided Access: locks the screen to the app's topmost window until `carrelctl unlock` with the policy's passcode.")
+
+        @OptionGroup var options: ControlOptions
+
+        func run() throws {
+            try ControlClient(options: options).perform(.lock) { response in
+                guard let outcome = response.outcome else { return "locked" }
+                return "session \(outcome.session) \(outcome.message ?? "locked")"
+            }
+        }
+    }
+
+    struct Unlock: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Guided Access: ends the lock. Reads the passcode from the terminal (not echoed) or one line of stdin; never from the command line.")
+
+        @OptionGroup var options: ControlOptions
+
+        func run() throws {
+            let client = ControlClient(options: options)
+            let passcode: String
+            do {
+                passcode = isatty(STDIN_FILENO) == 1 ? try PasscodeInput.ask("Passcode: ") : try PasscodeInput.readLine()
+            } catch {
+                throw client.fail(ControlFailure(.badArgument, "\(error)"), status: ExitStatus.usage)
+            }
+            if case .failure(let failure) = ControlRequest.validatePasscode(passcode) {
+                throw client.fail(failure, status: ExitStatus.usage)
+            }
+            try client.perform(.unlock(passcode: passcode)) { response in
+                guard let outcome = response.outcome else { return "unlocked" }
+                return "session \(outcome.session) \(outcome.message ?? "unlocked")"
             }
         }
     }

@@ -7,6 +7,8 @@ import FoundationEssentials
 /// {"command":"status"}
 /// {"command":"end","reason":"fire alarm"}
 /// {"command":"extend","minutes":15}
+/// {"command":"lock"}
+/// {"command":"unlock","passcode":"..."}
 /// ```
 ///
 /// Parsing validates everything a request carries, so the compositor only
@@ -20,6 +22,11 @@ public enum ControlRequest: Sendable, Hashable {
     case end(reason: String)
     /// Add `minutes` to the active session's time limit.
     case extend(minutes: Int)
+    /// Guided Access: pin the app's topmost window in a session begun on
+    /// its behalf, without its cooperation.
+    case lock
+    /// Guided Access: end the lock if `passcode` matches the policy's hash.
+    case unlock(passcode: String)
 
     /// The longest request line the compositor reads, newline excluded.
     public static let maximumLineLength = 4096
@@ -27,12 +34,16 @@ public enum ControlRequest: Sendable, Hashable {
     public static let maximumReasonLength = 512
     /// The minutes one `extend` may add.
     public static let minutesRange = 1...600
+    /// The longest passcode, in bytes of UTF-8.
+    public static let maximumPasscodeLength = 1024
 
     public var command: String {
         switch self {
         case .status: return "status"
         case .end: return "end"
         case .extend: return "extend"
+        case .lock: return "lock"
+        case .unlock: return "unlock"
         }
     }
 
@@ -43,6 +54,8 @@ public enum ControlRequest: Sendable, Hashable {
         case .status: break
         case .end(let reason): wire.reason = reason
         case .extend(let minutes): wire.minutes = minutes
+        case .lock: break
+        case .unlock(let passcode): wire.passcode = passcode
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -75,12 +88,19 @@ public enum ControlRequest: Sendable, Hashable {
                 return .failure(ControlFailure(.badRequest, "extend needs \"minutes\", a whole number from \(minutesRange.lowerBound) to \(minutesRange.upperBound)"))
             }
             return validateMinutes(minutes).map { .extend(minutes: $0) }
+        case "lock":
+            return .success(.lock)
+        case "unlock":
+            guard let passcode = wire.passcode else {
+                return .failure(ControlFailure(.badRequest, "unlock needs a \"passcode\""))
+            }
+            return validatePasscode(passcode).map { .unlock(passcode: $0) }
         default:
             // Echoed for the log too: control characters become "?".
             let shown = String(String.UnicodeScalarView(wire.command.unicodeScalars.prefix(64).map {
                 $0.properties.generalCategory == .control ? "?" : $0
             }))
-            return .failure(ControlFailure(.unknownCommand, "unknown command \"\(shown)\"; known: status, end, extend"))
+            return .failure(ControlFailure(.unknownCommand, "unknown command \"\(shown)\"; known: status, end, extend, lock, unlock"))
         }
     }
 
@@ -106,9 +126,21 @@ public enum ControlRequest: Sendable, Hashable {
         return .success(minutes)
     }
 
+    /// A passcode is not empty and fits the limit; it is never logged.
+    public static func validatePasscode(_ passcode: String) -> Result<String, ControlFailure> {
+        if passcode.isEmpty {
+            return .failure(ControlFailure(.badArgument, "the passcode is empty"))
+        }
+        if passcode.utf8.count > maximumPasscodeLength {
+            return .failure(ControlFailure(.badArgument, "the passcode is \(passcode.utf8.count) bytes; the limit is \(maximumPasscodeLength)"))
+        }
+        return .success(passcode)
+    }
+
     private struct Wire: Codable {
         var command: String
         var reason: String?
         var minutes: Int?
+        var passcode: String?
     }
 }

@@ -15,6 +15,14 @@ public enum ControlFailureCode: String, Sendable, Hashable, Codable {
     case wrongState = "wrong_state"
     /// The command would go beyond what the policy allows.
     case aboveMaximum = "above_maximum"
+    /// Guided Access is off: the policy has no `guided_access.passcode_hash`.
+    case notConfigured = "not_configured"
+    /// No app window to pin (`lock`).
+    case noApp = "no_app"
+    /// `unlock` with a passcode that does not match.
+    case wrongPasscode = "wrong_passcode"
+    /// Too many wrong passcodes: the next attempt is not checked before a wait.
+    case rateLimited = "rate_limited"
     /// The peer-credential check refused the connection.
     case permissionDenied = "permission_denied"
     /// Too many control connections, or one that said nothing for too long.
