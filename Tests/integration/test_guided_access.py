@@ -1,0 +1,145 @@
+"""Guided Access through `carrelctl lock` / `carrelctl unlock` against the real
+binary: the administrator pins the app without its cooperation; an untrusted
+client's window (carrel-probe's map_toplevel) is hidden while locked and shown
+after unlock; wrong passcodes are refused, counted and rate limited (even the
+right passcode is not checked during the wait); without a passcode hash in the
+policy Guided Access is off. The hash comes from `carrel hash-passcode`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import carrel_harness as h
+from test_assessment import World, client_python, pywayland_protocols  # noqa: F401  (fixtures)
+from test_carrelctl import CTL_TIMEOUT, EXIT_REFUSED, Ctl, carrelctl, control_dir  # noqa: F401
+
+PASSCODE = "correct horse"
+
+
+@pytest.fixture(scope="module")
+def passcode_hash() -> str:
+    r = subprocess.run([str(h.carrel_bin()), "hash-passcode"], input=PASSCODE + "\n", env=h.clean_env(),
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return r.stdout.strip()
+
+
+class _Factory:
+    def __init__(self, factory, args) -> None:
+        self.factory, self.args = factory, args
+
+    def start(self, args=(), **kwargs):
+        return self.factory.start(args=[*self.args, *args], **kwargs)
+
+
+def guided_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+                 control_dir, carrelctl, policy_text: str):
+    path = control_dir / "ctl" / "control.sock"
+    policy = tmp_path / "policy.toml"
+    policy.write_text(policy_text)
+    world = World(_Factory(carrel, ["--control-socket", str(path), "--policy", str(policy)]), procs, logdir,
+                  logs, tmp_path, client_python, pywayland_protocols)
+    return world, Ctl(carrelctl, path, logdir, logs)
+
+
+@pytest.fixture
+def locked_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, control_dir,
+                 carrelctl, passcode_hash):
+    return guided_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+                        control_dir, carrelctl, f'[guided_access]\npasscode_hash = "{passcode_hash}"\n')
+
+
+def unlock(ctl: Ctl, passcode: str) -> tuple[int, dict, str]:
+    """carrelctl --json unlock with the passcode on stdin (never on the command line)."""
+    argv = [str(ctl.binary), "--socket", str(ctl.socket_path), "--json", "unlock"]
+    r = subprocess.run(argv, input=passcode + "\n", env=h.clean_env(), capture_output=True, text=True,
+                       timeout=CTL_TIMEOUT)
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 1, f"unlock --json printed {r.stdout!r} (stderr {r.stderr!r})"
+    return r.returncode, json.loads(lines[0]), r.stderr
+
+
+def probe_map(world: World, name: str):
+    from test_probe import PROBE_TIMEOUT, ProbeRun, probe_bin
+    client = world.carrel.client([str(probe_bin()), "--attack", "map_toplevel", "--timeout", "1.5"], name=name)
+    return ProbeRun(client, client.wait_exit(PROBE_TIMEOUT))
+
+
+def app_window(world: World):
+    app = world.client("pinned-app")
+    app.map()
+    return app
+
+
+def test_lock_hides_every_other_window_and_the_passcode_unlocks(locked_world):
+    world, ctl = locked_world
+    app = app_window(world)
+    probe_map(world, "probe-before").expect("map_toplevel", "succeeded")
+
+    locked = ctl.json("lock")
+    session = locked["outcome"]["session"]
+    assert h.wait_until(lambda: ctl.status()["state"] == "active", 10), ctl.status()
+    status = ctl.status()
+    assert status["mode"] == "guided_access" and status["session"]["id"] == session, status
+    assert status["restrictions"]["hide_untrusted_windows"] is True, status
+    probe_map(world, "probe-locked").expect("map_toplevel", "blocked")
+
+    # A second lock is refused while the first holds.
+    ctl.json("lock", expect=EXIT_REFUSED)
+
+    status_code, answer, stderr = unlock(ctl, "not the passcode")
+    assert status_code == EXIT_REFUSED and answer["error"]["code"] == "wrong_passcode", answer
+    assert "1 in a row" in answer["error"]["message"] and PASSCODE not in stderr
+    assert ctl.status()["state"] == "active", "a wrong passcode unlocked"
+
+    status_code, answer, _ = unlock(ctl, PASSCODE)
+    assert status_code == 0 and answer["outcome"]["session"] == session, answer
+    assert h.wait_until(lambda: ctl.status()["state"] == "none", 10), ctl.status()
+    assert ctl.status()["mode"] == "standard"
+    probe_map(world, "probe-after").expect("map_toplevel", "succeeded")
+    log = world.carrel.stderr_path.read_text()
+    assert "guided access: wrong passcode (1 in a row)" in log and "guided access: unlocked" in log, log[-2000:]
+    assert PASSCODE not in log and "not the passcode" not in log, "a passcode reached the log"
+    app.sync()
+    world.alive()
+
+
+def test_wrong_passcodes_are_rate_limited_even_the_right_one_waits(locked_world):
+    world, ctl = locked_world
+    app_window(world)
+    ctl.json("lock")
+    assert h.wait_until(lambda: ctl.status()["state"] == "active", 10), ctl.status()
+    for n in (1, 2, 3):
+        code, answer, _ = unlock(ctl, f"guess {n}")
+        assert code == EXIT_REFUSED and answer["error"]["code"] == "wrong_passcode", answer
+        assert f"{n} in a row" in answer["error"]["message"], answer
+    assert "next attempt is checked in" in answer["error"]["message"], answer
+    code, answer, _ = unlock(ctl, PASSCODE)
+    assert code == EXIT_REFUSED and answer["error"]["code"] == "rate_limited", answer
+    assert ctl.status()["state"] == "active", "the right passcode was checked during the wait"
+    world.alive()
+
+
+def test_unlock_without_a_lock_and_lock_without_an_app_window_are_refused(locked_world):
+    world, ctl = locked_world
+    code, answer, _ = unlock(ctl, PASSCODE)
+    assert code == EXIT_REFUSED and answer["error"]["code"] == "wrong_state", answer
+    refused = ctl.json("lock", expect=EXIT_REFUSED)
+    assert refused["error"]["code"] == "no_app", refused
+    world.alive()
+
+
+def test_lock_is_refused_when_the_policy_has_no_passcode(carrel, procs, logdir, logs, tmp_path, client_python,
+                                                         pywayland_protocols, control_dir, carrelctl):
+    world, ctl = guided_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+                              control_dir, carrelctl, "")
+    app_window(world)
+    refused = ctl.json("lock", expect=EXIT_REFUSED)
+    assert refused["error"]["code"] == "not_configured", refused
+    assert "hash-passcode" in refused["error"]["message"], refused
+    assert ctl.status()["state"] == "none"
+    world.alive()
