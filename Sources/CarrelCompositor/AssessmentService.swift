@@ -158,6 +158,11 @@ final class AssessmentService {
         return sessionID
     }
 
+    /// A reloaded policy: sessions begun from now on use it.
+    func adopt(session: SessionPolicy, appLock: AppLockPolicy) {
+        invigilator.adopt(policy: session, appLock: appLock)
+    }
+
     /// Whether a session is pending, active or interrupted.
     var hasLiveSession: Bool { invigilator.liveSessionID != nil }
 

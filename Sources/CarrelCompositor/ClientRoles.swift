@@ -18,7 +18,8 @@ import Logging
 final class ClientRoles {
     private let display: OpaquePointer
     private let access: GlobalAccess
-    private let appLock: AppLockPolicy
+    /// Read when a client binds (and `carrelctl reload` replaces it).
+    var appLock: AppLockPolicy
     private let logger: Logger
     private var roles: [OpaquePointer: Role] = [:]
     private var executables: [OpaquePointer: String] = [:]

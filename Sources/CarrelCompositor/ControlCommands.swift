@@ -41,6 +41,8 @@ extension Server {
                 return ControlResponse(ok: true, command: request.command, outcome: try guidedLock())
             case .unlock(let passcode):
                 return ControlResponse(ok: true, command: request.command, outcome: try guidedUnlock(passcode: passcode))
+            case .reload:
+                return ControlResponse(ok: true, command: request.command, reload: try reloadPolicy())
             }
         } catch {
             return .failure(error, command: request.command)
@@ -57,5 +59,37 @@ extension Server {
             link = link.pointee.next
         }
         return counts
+    }
+
+    /// `carrelctl reload`: reads the policy file again. Nothing changes unless
+    /// all of it is valid (and its emergency key resolves); then what can
+    /// change while running applies from the next session (`PolicyReload`).
+    func reloadPolicy() throws(ControlFailure) -> ReloadOutcome {
+        guard let source = options.policySource else {
+            throw ControlFailure(.badPolicy, "this Carrel cannot re-read its policy; restart it to apply a new one")
+        }
+        let file: Policy
+        switch source.load() {
+        case .failure(let failure):
+            logger.error("policy reload refused, the running policy stays: \(failure.message)")
+            throw ControlFailure(.badPolicy, failure.message + "\nthe running policy stays; fix the file and reload again")
+        case .success(let policy):
+            file = policy
+        }
+        let reload = PolicyReload(running: activePolicy, file: file)
+        let binding: EmergencyBinding?
+        do {
+            binding = try reload.policy.emergencyBinding.map(Self.resolve)
+        } catch {
+            logger.error("policy reload refused, the running policy stays: \(error)")
+            throw ControlFailure(.badPolicy, "\(error); the running policy stays")
+        }
+        activePolicy = reload.policy
+        emergencyBinding = binding
+        roles.appLock = reload.policy.appLock
+        assessment.adopt(session: reload.policy.session, appLock: reload.policy.appLock)
+        logger.notice("policy reloaded from \(source.path): \(reload.summary)")
+        return ReloadOutcome(file: source.path, applied: reload.applied, needRestart: reload.needRestart,
+                             message: reload.summary)
     }
 }

@@ -12,7 +12,7 @@ extension Server {
         }
         let topmost = stack.last { $0.role == .app && $0.isMapped }
         let client: ClientID
-        switch guidedAccess.admitLock(configured: options.policy.guidedAccess.passcodeHash != nil,
+        switch guidedAccess.admitLock(configured: activePolicy.guidedAccess.passcodeHash != nil,
                                       sessionLive: assessment.hasLiveSession, topmostApp: topmost?.owner.client) {
         case .failure(let failure):
             logger.warning("guided access: lock refused: \(failure.message)")
@@ -38,7 +38,7 @@ extension Server {
             throw failure
         }
         // Slow on purpose (PBKDF2); admitUnlock bounds how often it runs.
-        let matched = (try? PasscodeHash.verify(passcode: passcode, against: options.policy.guidedAccess.passcodeHash ?? "")) ?? false
+        let matched = (try? PasscodeHash.verify(passcode: passcode, against: activePolicy.guidedAccess.passcodeHash ?? "")) ?? false
         switch guidedAccess.unlockChecked(matched: matched, at: now) {
         case .failure(let failure):
             logger.warning("guided access: \(failure.message); \(guidedAccess.attempts.totalFailures) wrong passcode(s) since Carrel started")

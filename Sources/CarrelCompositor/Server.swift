@@ -38,6 +38,9 @@ public struct CompositorOptions {
         get { policy.control }
         set { policy.control = newValue }
     }
+    /// Where the policy came from and how to read it again (`carrelctl
+    /// reload`); nil: reload is refused.
+    public var policySource: PolicySource?
     /// Whether Carrel must stop when the control socket cannot be opened
     /// (a path given on the command line); otherwise it logs and runs without.
     public var requireControlSocket: Bool
@@ -72,6 +75,26 @@ public struct CompositorOptions {
 /// Threading: everything here runs on the one thread that calls `run()`,
 /// inside libwayland's event loop; signals (SIGCHLD, SIGTERM, SIGINT) arrive
 /// as loop events through signalfd, so no other thread touches this state.
+/// The policy file Carrel started with, and a way to read and validate it
+/// again (with the command line's overrides) for `carrelctl reload`.
+public struct PolicySource: Sendable {
+    /// The file, as the log and `carrelctl reload` name it.
+    public var path: String
+    /// The whole policy again, or every problem in one message.
+    public var load: @Sendable () -> Result<Policy, ReloadFailure>
+
+    public init(path: String, load: @escaping @Sendable () -> Result<Policy, ReloadFailure>) {
+        self.path = path
+        self.load = load
+    }
+}
+
+/// Why a reload found no usable policy: the running one stays.
+public struct ReloadFailure: Error, Sendable {
+    public var message: String
+    public init(_ message: String) { self.message = message }
+}
+
 public final class Server {
     let display: OpaquePointer
     let backend: UnsafeMutablePointer<wlr_backend>
@@ -85,13 +108,13 @@ public final class Server {
     /// wlroots' screencopy, when the policy enables capture outside sessions.
     private(set) var screencopy: UnsafeMutablePointer<wlr_screencopy_manager_v1>?
     /// The emergency binding with its key resolved by xkbcommon.
-    private(set) var emergencyBinding: EmergencyBinding?
+    var emergencyBinding: EmergencyBinding?
     private var controlSocket: ControlSocket?
     /// The restrictions of the session pending or active, if any.
     private var restrictions: RestrictionSet?
     let logger: Logger
     let options: CompositorOptions
-    private let roles: ClientRoles
+    let roles: ClientRoles
     /// Scene layers, bottom to top: untrusted clients' windows under the app's.
     private let untrustedLayer: UnsafeMutablePointer<wlr_scene_tree>
     private let appLayer: UnsafeMutablePointer<wlr_scene_tree>
@@ -120,6 +143,9 @@ public final class Server {
     var onBehalf: OnBehalfSession?
     /// Guided Access (`carrelctl lock` / `unlock`).
     var guidedAccess = GuidedAccess()
+    /// The policy in effect: the one Carrel started with, or the last one
+    /// `carrelctl reload` accepted (for what can change while running).
+    var activePolicy: Policy
     /// Single App Mode is on and no app window is mapped (see `KioskScreen`).
     private var kioskGap = false
     /// Restriction providers (network, media): recovery, cgroup, verify timer.
@@ -129,6 +155,7 @@ public final class Server {
 
     public init(options: CompositorOptions, logger: Logger) throws {
         self.options = options
+        activePolicy = options.policy
         self.logger = logger
         WlrootsLog.install(level: options.logLevel)
 
@@ -599,7 +626,7 @@ extension Server {
 
     var restrictionsActive: Bool { restrictions != nil }
 
-    fileprivate static func resolve(_ combination: KeyCombination) throws -> EmergencyBinding {
+    static func resolve(_ combination: KeyCombination) throws -> EmergencyBinding {
         let keysym = xkb_keysym_from_name(combination.keyName, XKB_KEYSYM_CASE_INSENSITIVE)
         guard keysym != 0 else {
             throw CompositorError.configuration("emergency binding: \"\(combination.keyName)\" is not a key name xkbcommon knows; use a keysym name such as Escape, F12 or q")

@@ -165,9 +165,21 @@ struct CarrelCommand: ParsableCommand {
             for name in GlobalAccess.standard.applying(loaded.policy).visibleInterfaces(for: role.role) { print(name) }
             return
         }
+        let overrides = Overrides(kiosk: kiosk, controlSocket: controlSocket, appLockAllow: appLockAllow,
+                                  appLockConfirm: appLockConfirm, bannerSeconds: bannerSeconds, providers: providers,
+                                  providerStateDir: providerStateDir, providerVerifyInterval: providerVerifyInterval)
         var options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level, windowSize: windowSize.size,
-                                        policy: loaded.policy)
-        if kiosk { options.kiosk.enabled = true }
+                                        policy: overrides.applied(to: loaded.policy))
+        options.requireControlSocket = controlSocket != nil
+        // `carrelctl reload` reads the same file again, with the same overrides.
+        let explicitPath = policy
+        options.policySource = PolicySource(path: loaded.path ?? "\(PolicyFile.defaultPath) (absent at start: built-in policy)") {
+            do {
+                return .success(overrides.applied(to: try PolicyLoading.load(path: explicitPath).policy))
+            } catch {
+                return .failure(ReloadFailure("\(error)"))
+            }
+        }
         if options.kiosk.enabled && app.isEmpty {
             fputs("carrel: the policy enables Single App Mode ([kiosk] enabled = true) but no app was given: carrel -- APP [ARGS...]\n", stderr)
             throw ExitCode(2)
@@ -177,17 +189,6 @@ struct CarrelCommand: ParsableCommand {
             throw ExitCode(2)
         }
         options.assessmentMode = assessmentMode
-        if let controlSocket {
-            options.control.socketPath = controlSocket
-            options.requireControlSocket = true
-        }
-        // The command line's app-lock overrides add to the policy's [app_lock].
-        options.appLock.allowedExecutables.formUnion(appLockAllow)
-        if appLockConfirm { options.appLock.requireConfirmation = true }
-        if let bannerSeconds { options.appLock.bannerDuration = .seconds(bannerSeconds) }
-        for name in providers { _ = options.providers.enable(name) }
-        if let providerStateDir { options.providers.stateDirectory = providerStateDir }
-        if let interval = providerVerifyInterval { options.providers.verifyInterval = .milliseconds(interval) }
         let server: Server
         do {
             server = try Server(options: options, logger: logger)
@@ -281,4 +282,31 @@ struct SizeArgument: ExpressibleByArgument {
         size = Size(width: width, height: height)
     }
     var defaultValueDescription: String { size.description }
+}
+
+/// What the command line changes in the policy, applied at start and again
+/// to a reloaded file, so a reload compares like with like.
+struct Overrides: Sendable {
+    var kiosk: Bool
+    var controlSocket: String?
+    var appLockAllow: [String]
+    var appLockConfirm: Bool
+    var bannerSeconds: Int?
+    var providers: [String]
+    var providerStateDir: String?
+    var providerVerifyInterval: Int?
+
+    func applied(to file: Policy) -> Policy {
+        var policy = file
+        if kiosk { policy.kiosk.enabled = true }
+        if let controlSocket { policy.control.socketPath = controlSocket }
+        // The app-lock overrides add to the policy's [app_lock].
+        policy.appLock.allowedExecutables.formUnion(appLockAllow)
+        if appLockConfirm { policy.appLock.requireConfirmation = true }
+        if let bannerSeconds { policy.appLock.bannerDuration = .seconds(bannerSeconds) }
+        for name in providers { _ = policy.providers.enable(name) }
+        if let providerStateDir { policy.providers.stateDirectory = providerStateDir }
+        if let providerVerifyInterval { policy.providers.verifyInterval = .milliseconds(providerVerifyInterval) }
+        return policy
+    }
 }

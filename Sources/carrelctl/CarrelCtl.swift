@@ -21,7 +21,7 @@ struct CarrelCtl: ParsableCommand {
         understand; 77 permission denied.
         """,
         version: "0.1.0",
-        subcommands: [Status.self, End.self, Extend.self, Lock.self, Unlock.self]
+        subcommands: [Status.self, End.self, Extend.self, Lock.self, Unlock.self, Reload.self]
     )
 
     /// Also accepted before the command (`carrelctl --json status`).
@@ -140,6 +140,22 @@ extension CarrelCtl {
             try client.perform(.unlock(passcode: passcode)) { response in
                 guard let outcome = response.outcome else { return "unlocked" }
                 return "session \(outcome.session) \(outcome.message ?? "unlocked")"
+            }
+        }
+    }
+}
+
+extension CarrelCtl {
+    struct Reload: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Re-reads Carrel's policy file: a valid one applies from the next session; a bad one is refused and the running policy stays.")
+
+        @OptionGroup var options: ControlOptions
+
+        func run() throws {
+            try ControlClient(options: options).perform(.reload) { response in
+                guard let reload = response.reload else { return "reloaded" }
+                return "policy \(reload.file) reloaded: \(reload.message)"
             }
         }
     }

@@ -27,6 +27,8 @@ public enum ControlRequest: Sendable, Hashable {
     case lock
     /// Guided Access: end the lock if `passcode` matches the policy's hash.
     case unlock(passcode: String)
+    /// Re-read the policy file; a valid one applies from the next session.
+    case reload
 
     /// The longest request line the compositor reads, newline excluded.
     public static let maximumLineLength = 4096
@@ -44,6 +46,7 @@ public enum ControlRequest: Sendable, Hashable {
         case .extend: return "extend"
         case .lock: return "lock"
         case .unlock: return "unlock"
+        case .reload: return "reload"
         }
     }
 
@@ -56,6 +59,7 @@ public enum ControlRequest: Sendable, Hashable {
         case .extend(let minutes): wire.minutes = minutes
         case .lock: break
         case .unlock(let passcode): wire.passcode = passcode
+        case .reload: break
         }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
@@ -90,6 +94,8 @@ public enum ControlRequest: Sendable, Hashable {
             return validateMinutes(minutes).map { .extend(minutes: $0) }
         case "lock":
             return .success(.lock)
+        case "reload":
+            return .success(.reload)
         case "unlock":
             guard let passcode = wire.passcode else {
                 return .failure(ControlFailure(.badRequest, "unlock needs a \"passcode\""))
@@ -100,7 +106,7 @@ public enum ControlRequest: Sendable, Hashable {
             let shown = String(String.UnicodeScalarView(wire.command.unicodeScalars.prefix(64).map {
                 $0.properties.generalCategory == .control ? "?" : $0
             }))
-            return .failure(ControlFailure(.unknownCommand, "unknown command \"\(shown)\"; known: status, end, extend, lock, unlock"))
+            return .failure(ControlFailure(.unknownCommand, "unknown command \"\(shown)\"; known: status, end, extend, lock, unlock, reload"))
         }
     }
 

@@ -23,6 +23,8 @@ public enum ControlFailureCode: String, Sendable, Hashable, Codable {
     case wrongPasscode = "wrong_passcode"
     /// Too many wrong passcodes: the next attempt is not checked before a wait.
     case rateLimited = "rate_limited"
+    /// `reload`: the policy file is unreadable or invalid; the running policy stays.
+    case badPolicy = "bad_policy"
     /// The peer-credential check refused the connection.
     case permissionDenied = "permission_denied"
     /// Too many control connections, or one that said nothing for too long.
@@ -67,7 +69,22 @@ public struct ControlOutcome: Sendable, Hashable, Codable {
     }
 }
 
-/// One response line: `{"ok":true,"command":…,"status"|"outcome":…}` or
+/// What `reload` did: the tables now in effect and those waiting for a restart.
+public struct ReloadOutcome: Sendable, Hashable, Codable {
+    public var file: String
+    public var applied: [String]
+    public var needRestart: [String]
+    public var message: String
+
+    public init(file: String, applied: [String], needRestart: [String], message: String) {
+        self.file = file
+        self.applied = applied
+        self.needRestart = needRestart
+        self.message = message
+    }
+}
+
+/// One response line: `{"ok":true,"command":…,"status"|"outcome"|"reload":…}` or
 /// `{"ok":false,"error":{"code":…,"message":…}}`. Keys are snake_case.
 public struct ControlResponse: Sendable, Hashable, Codable {
     public var ok: Bool
@@ -75,14 +92,16 @@ public struct ControlResponse: Sendable, Hashable, Codable {
     public var error: ControlFailure?
     public var status: ControlStatus?
     public var outcome: ControlOutcome?
+    public var reload: ReloadOutcome?
 
     public init(ok: Bool, command: String? = nil, error: ControlFailure? = nil,
-                status: ControlStatus? = nil, outcome: ControlOutcome? = nil) {
+                status: ControlStatus? = nil, outcome: ControlOutcome? = nil, reload: ReloadOutcome? = nil) {
         self.ok = ok
         self.command = command
         self.error = error
         self.status = status
         self.outcome = outcome
+        self.reload = reload
     }
 
     public static func failure(_ failure: ControlFailure, command: String? = nil) -> ControlResponse {

@@ -33,7 +33,7 @@
 ///   unshowable, it fails and everything is reverted.
 public struct Invigilator: Sendable {
     /// The administrator's rules for sessions.
-    public let policy: SessionPolicy
+    public private(set) var policy: SessionPolicy
     /// Every session object the compositor has told us about and not yet
     /// destroyed, including inert ones (so a second `end` can be recognised).
     public private(set) var sessions: [SessionID: SessionRecord] = [:]
@@ -42,7 +42,7 @@ public struct Invigilator: Sendable {
     /// Set by `shutdown`: no new session may begin.
     public private(set) var isShuttingDown = false
     /// App-requested lock (ASAM): who may ask, confirmation, banner.
-    public let appLock: AppLockPolicy
+    public private(set) var appLock: AppLockPolicy
     /// How long the on-screen confirmation waits for an answer.
     public let confirmationTimeout: Duration
 
@@ -54,6 +54,13 @@ public struct Invigilator: Sendable {
     }
 
     /// The record of the session that is pending or begun.
+    /// A reloaded policy: sessions begun from now on use it (the live one
+    /// keeps its time limit; `extend` checks the new maximum).
+    public mutating func adopt(policy: SessionPolicy, appLock: AppLockPolicy) {
+        self.policy = policy
+        self.appLock = appLock
+    }
+
     public var liveSession: SessionRecord? { liveSessionID.flatMap { sessions[$0] } }
 
     /// What managers report as `lock_state`.

@@ -1,0 +1,45 @@
+import CarrelCore
+import Testing
+
+@Suite("Policy reload")
+struct PolicyReloadTests {
+    @Test("the same file changes nothing")
+    func unchanged() {
+        let reload = PolicyReload(running: .builtIn, file: .builtIn)
+        #expect(reload.policy == .builtIn && reload.applied.isEmpty && reload.needRestart.isEmpty)
+        #expect(reload.summary == "nothing changed that applies now")
+    }
+
+    @Test("time limits, app lock, Guided Access and the emergency key apply; the rest waits for a restart and keeps its running value")
+    func split() {
+        var file = Policy.builtIn
+        file.session.maximumTimeLimit = 120
+        file.appLock.allowedExecutables = ["/usr/bin/exam"]
+        file.guidedAccess.passcodeHash = "pbkdf2-sha256$600000$x$y"
+        file.emergencyBinding = KeyCombination(modifiers: [.ctrl, .alt], keyName: "E")
+        file.capture = CapturePolicy(enabledOutsideSessions: true, roles: [.app])
+        file.kiosk.enabled = true
+        file.control.socketPath = "/run/other.sock"
+        file.providers.network = true
+        file.outputs.allowHotplugDuringSession = true
+        let reload = PolicyReload(running: .builtIn, file: file)
+        #expect(reload.applied == ["app_lock", "assessment", "emergency", "guided_access"])
+        #expect(reload.needRestart == ["capture", "control", "kiosk", "outputs", "providers"])
+        #expect(reload.policy.session.maximumTimeLimit == 120 && reload.policy.appLock == file.appLock)
+        #expect(reload.policy.guidedAccess == file.guidedAccess && reload.policy.emergencyBinding == file.emergencyBinding)
+        #expect(reload.policy.capture == Policy.builtIn.capture && reload.policy.kiosk == Policy.builtIn.kiosk)
+        #expect(reload.policy.control == Policy.builtIn.control && reload.policy.providers == Policy.builtIn.providers)
+        #expect(reload.policy.outputs == Policy.builtIn.outputs)
+    }
+
+    @Test("who may begin sessions needs a restart (the global is created at start); the time limits beside it still apply")
+    func roles() {
+        var file = Policy.builtIn
+        file.session.entitledRoles = [.app, .participant]
+        file.session.defaultTimeLimit = 600
+        let reload = PolicyReload(running: .builtIn, file: file)
+        #expect(reload.needRestart == ["assessment.roles"] && reload.applied == ["assessment"])
+        #expect(reload.policy.session.entitledRoles == Policy.builtIn.session.entitledRoles)
+        #expect(reload.policy.session.defaultTimeLimit == 600)
+    }
+}
