@@ -77,15 +77,17 @@ extension Server {
             file = policy
         }
         let reload = PolicyReload(running: activePolicy, file: file)
-        let binding: EmergencyBinding?
+        let binding: EmergencyBinding?, unlock: EmergencyBinding?
         do {
             binding = try reload.policy.emergencyBinding.map(Self.resolve)
+            unlock = try reload.policy.guidedAccess.unlockKeys.map(Self.resolve)
         } catch {
             logger.error("policy reload refused, the running policy stays: \(error)")
             throw ControlFailure(.badPolicy, "\(error); the running policy stays")
         }
         activePolicy = reload.policy
         emergencyBinding = binding
+        unlockKeys = unlock
         roles.appLock = reload.policy.appLock
         assessment.adopt(session: reload.policy.session, appLock: reload.policy.appLock)
         logger.notice("policy reloaded from \(source.path): \(reload.summary)")

@@ -45,6 +45,7 @@ extension Server {
             throw failure
         case .success(let id):
             logger.notice("guided access: unlocked \(id) with the passcode")
+            closePasscodeEntry()
             assessment.endOnBehalf()
             return ControlOutcome(session: id.raw, message: "unlocked")
         }
@@ -59,12 +60,48 @@ extension Server {
         case .failed(let reason, let message):
             logger.error("guided access: \(id) failed to begin: \(reason): \(message)")
             guidedAccess.sessionOver(id)
+            closePasscodeEntry()
         case .interrupted(let reason, let message):
             logger.warning("guided access: \(id) interrupted: \(reason): \(message); the lock holds until unlocked")
         case .ended:
             guidedAccess.sessionOver(id)
+            closePasscodeEntry()
         default:
             break
+        }
+    }
+
+    // MARK: - On-screen passcode entry
+
+    /// The unlock keys were pressed at the machine during a lock.
+    func openPasscodeEntry() {
+        logger.notice("guided access: passcode entry opened at the machine")
+        perform(passcodeEntry.open())
+    }
+
+    /// A key while the entry is open (every key goes here, none to the app).
+    func passcodeEntryKey(_ key: PasscodeEntry.Key) {
+        if let action = passcodeEntry.key(key) { perform(action) }
+    }
+
+    func closePasscodeEntry() {
+        guard passcodeEntry.isOpen else { return }
+        passcodeEntry.close()
+        hideOverlay(.prompt)
+    }
+
+    private func perform(_ action: PasscodeEntry.Action) {
+        switch action {
+        case .show(let text):
+            if !showOverlay(.prompt, text: text) { logger.error("guided access: the passcode entry could not be drawn") }
+        case .close:
+            hideOverlay(.prompt)
+        case .submit(let passcode):
+            do {
+                _ = try guidedUnlock(passcode: passcode)
+            } catch {
+                if let next = passcodeEntry.refused(error.message) { perform(next) }
+            }
         }
     }
 }

@@ -147,6 +147,37 @@ final class Input {
         return true
     }
 
+    /// Guided Access at the keyboard: while the passcode entry is open every
+    /// key goes to it; during a lock the policy's unlock keys open it. True
+    /// when the key was consumed.
+    func handleGuidedAccessKey(keyboard: UnsafeMutablePointer<wlr_keyboard>, keycode: UInt32, pressed: Bool) -> Bool {
+        let state = keyboard.pointee.xkb_state
+        if server.passcodeEntry.isOpen {
+            guard pressed else { return true }
+            let keysym = xkb_state_key_get_one_sym(state, keycode + 8)
+            let key: PasscodeEntry.Key
+            switch keysym {
+            case 0xff0d, 0xff8d: key = .enter  // Return, KP_Enter
+            case 0xff1b: key = .escape
+            case 0xff08: key = .backspace
+            default:
+                var buffer = [CChar](repeating: 0, count: 64)
+                let count = xkb_state_key_get_utf8(state, keycode + 8, &buffer, buffer.count)
+                key = count > 0 ? .text(String(decoding: buffer[..<Int(count)].map { UInt8(bitPattern: $0) }, as: UTF8.self)) : .other
+            }
+            server.passcodeEntryKey(key)
+            return true
+        }
+        guard pressed, server.guidedAccess.session != nil, let keys = server.unlockKeys,
+              Self.modifiers(of: keyboard) == keys.modifiers else { return false }
+        var symbols: UnsafePointer<xkb_keysym_t>?
+        let count = xkb_state_key_get_syms(state, keycode + 8, &symbols)
+        let keysyms = (0..<Int(max(count, 0))).map { xkb_keysym_to_lower(symbols![$0]) }
+        guard keysyms.contains(xkb_keysym_to_lower(keys.keysym)) else { return false }
+        server.openPasscodeEntry()
+        return true
+    }
+
     /// Runs Carrel's own binding for a pressed key, if it has one (Core
     /// decides, and decides none during a session). True when it consumed the key.
     func handleCompositorKey(keyboard: UnsafeMutablePointer<wlr_keyboard>, keycode: UInt32) -> Bool {
@@ -262,6 +293,10 @@ final class Keyboard {
         listeners.on(&keyboard.pointee.events.key) { [unowned self] data in
             let event = data!.assumingMemoryBound(to: wlr_event_keyboard_key.self).pointee
             if input.handleConfirmationKey(keyboard: keyboard, keycode: event.keycode,
+                                           pressed: event.state == WL_KEYBOARD_KEY_STATE_PRESSED) {
+                return
+            }
+            if input.handleGuidedAccessKey(keyboard: keyboard, keycode: event.keycode,
                                            pressed: event.state == WL_KEYBOARD_KEY_STATE_PRESSED) {
                 return
             }

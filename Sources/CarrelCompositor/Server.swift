@@ -143,6 +143,10 @@ public final class Server {
     var onBehalf: OnBehalfSession?
     /// Guided Access (`carrelctl lock` / `unlock`).
     var guidedAccess = GuidedAccess()
+    /// The on-screen passcode entry the policy's unlock keys open during a lock.
+    var passcodeEntry = PasscodeEntry()
+    /// `guided_access.unlock_keys`, resolved by xkbcommon; nil: no on-screen entry.
+    var unlockKeys: EmergencyBinding?
     /// The policy in effect: the one Carrel started with, or the last one
     /// `carrelctl reload` accepted (for what can change while running).
     var activePolicy: Policy
@@ -230,6 +234,7 @@ public final class Server {
             decorations.append(decoration)
         }
         emergencyBinding = try options.policy.emergencyBinding.map(Self.resolve)
+        unlockKeys = try options.policy.guidedAccess.unlockKeys.map(Self.resolve)
         roles.sessionActive = { [unowned self] in restrictionsActive }
         input = Input(server: self)
         assessment = AssessmentService(server: self, policy: options.sessionPolicy, appLock: options.appLock, logger: logger)

@@ -8,6 +8,7 @@ policy Guided Access is off. The hash comes from `carrel hash-passcode`."""
 from __future__ import annotations
 
 import json
+import time
 import subprocess
 from pathlib import Path
 
@@ -142,4 +143,53 @@ def test_lock_is_refused_when_the_policy_has_no_passcode(carrel, procs, logdir, 
     assert refused["error"]["code"] == "not_configured", refused
     assert "hash-passcode" in refused["error"]["message"], refused
     assert ctl.status()["state"] == "none"
+    world.alive()
+
+
+def test_on_screen_passcode_entry_with_the_policys_unlock_keys(carrel, procs, logdir, logs, tmp_path,
+                                                               client_python, pywayland_protocols,
+                                                               control_dir, carrelctl, passcode_hash,
+                                                               artifacts_dir):
+    """Under Xvfb with real key presses (xdotool): during a lock the policy's unlock keys
+    open Carrel's own passcode prompt (drawn by Carrel, seen in an X screenshot); a wrong
+    passcode typed there leaves the lock and is counted; the right one unlocks and the
+    prompt goes; the passcode is not logged."""
+    from test_app_lock import CENTRE, PROMPT, colour_count
+    from test_enforcement import press_keys, x_windows
+    from test_visual import screenshot, start_xvfb
+
+    display = start_xvfb(procs, logdir, logs)
+    path = control_dir / "ctl" / "control.sock"
+    policy = tmp_path / "policy.toml"
+    policy.write_text(f'[guided_access]\npasscode_hash = "{passcode_hash}"\nunlock_keys = "Ctrl+Alt+Shift+U"\n')
+    world = World(_Factory(carrel, ["--control-socket", str(path), "--policy", str(policy)]), procs, logdir,
+                  logs, tmp_path, client_python, pywayland_protocols, backend="x11", env={"DISPLAY": display})
+    ctl = Ctl(carrelctl, path, logdir, logs)
+    assert h.wait_until(lambda: len(x_windows(display)) >= 1, 10), world.carrel.evidence()
+    app = app_window(world)
+    press_keys(display, "ctrl+alt+shift+u")  # no lock: nothing opens
+    time.sleep(0.5)
+    assert colour_count(screenshot(display), PROMPT, CENTRE) == 0, "a prompt without a lock"
+
+    ctl.json("lock")
+    assert h.wait_until(lambda: ctl.status()["state"] == "active", 10), ctl.status()
+    press_keys(display, "ctrl+alt+shift+u")
+    assert h.wait_until(lambda: colour_count(screenshot(display), PROMPT, CENTRE) > 100, 5), \
+        f"no passcode prompt on screen\n{world.carrel.evidence()}"
+    (artifacts_dir / "guided-access-prompt.png").write_bytes(screenshot(display).to_png())
+
+    env = h.clean_env({"DISPLAY": display})
+    subprocess.run(["xdotool", "type", "--delay", "30", "wrong"], env=env, check=True, timeout=20)
+    press_keys(display, "Return")
+    assert h.wait_until(lambda: "guided access: wrong passcode (1 in a row)" in
+                        world.carrel.stderr_path.read_text(), 10), world.carrel.evidence()
+    assert ctl.status()["state"] == "active" and colour_count(screenshot(display), PROMPT, CENTRE) > 100
+
+    subprocess.run(["xdotool", "type", "--delay", "30", PASSCODE], env=env, check=True, timeout=20)
+    press_keys(display, "Return")
+    assert h.wait_until(lambda: ctl.status()["state"] == "none", 10), \
+        f"the right passcode typed at the machine did not unlock\n{world.carrel.evidence()}"
+    assert h.wait_until(lambda: colour_count(screenshot(display), PROMPT, CENTRE) == 0, 5), "the prompt stayed"
+    assert PASSCODE not in world.carrel.stderr_path.read_text(), "the typed passcode reached the log"
+    app.sync()
     world.alive()
