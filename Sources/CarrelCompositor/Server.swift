@@ -69,12 +69,6 @@ public struct CompositorOptions {
     }
 }
 
-/// The compositor: owns the Wayland display, the wlroots objects and every
-/// Swift handle that holds a wlroots pointer.
-///
-/// Threading: everything here runs on the one thread that calls `run()`,
-/// inside libwayland's event loop; signals (SIGCHLD, SIGTERM, SIGINT) arrive
-/// as loop events through signalfd, so no other thread touches this state.
 /// The policy file Carrel started with, and a way to read and validate it
 /// again (with the command line's overrides) for `carrelctl reload`.
 public struct PolicySource: Sendable {
@@ -95,6 +89,12 @@ public struct ReloadFailure: Error, Sendable {
     public init(_ message: String) { self.message = message }
 }
 
+/// The compositor: owns the Wayland display, the wlroots objects and every
+/// Swift handle that holds a wlroots pointer.
+///
+/// Threading: everything here runs on the one thread that calls `run()`,
+/// inside libwayland's event loop; signals (SIGCHLD, SIGTERM, SIGINT) arrive
+/// as loop events through signalfd, so no other thread touches this state.
 public final class Server {
     let display: OpaquePointer
     let backend: UnsafeMutablePointer<wlr_backend>
