@@ -253,9 +253,12 @@ final class AssessmentService {
 
     /// The `status` report: the session with its owner's pid and role.
     func controlStatus(mode: String, clients: [Role: Int]) -> ControlStatus {
-        ControlStatus(mode: mode, invigilator: invigilator, now: Self.now(), owner: { [self] _ in
-            guard let live = invigilator.liveSessionID, let resource = sessions[live]?.resource else { return (nil, nil) }
-            let client = wl_resource_get_client(resource)!
+        ControlStatus(mode: mode, invigilator: invigilator, now: Self.now(), owner: { [self] owner in
+            // A session Carrel began itself (--assessment, Guided Access) has no resource.
+            let resource = invigilator.liveSessionID.flatMap { sessions[$0]?.resource }
+            guard let client = resource.map({ wl_resource_get_client($0)! }) ?? server.waylandClient(owner) else {
+                return (nil, nil)
+            }
             var pid: pid_t = 0
             wl_client_get_credentials(client, &pid, nil, nil)
             return (pid, server.role(of: client))

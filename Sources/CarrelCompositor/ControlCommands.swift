@@ -49,6 +49,18 @@ extension Server {
         }
     }
 
+    /// The connected client with this id, if it is still connected.
+    func waylandClient(_ id: ClientID) -> OpaquePointer? {
+        let list = wl_display_get_client_list(display)!
+        var link = list.pointee.next!
+        while link != list {
+            let client = wl_client_from_link(link)!
+            if clientID(client) == id { return client }
+            link = link.pointee.next
+        }
+        return nil
+    }
+
     /// Connected Wayland clients by role.
     func clientCounts() -> [Role: Int] {
         var counts: [Role: Int] = [:]

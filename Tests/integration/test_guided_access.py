@@ -86,6 +86,7 @@ def test_lock_hides_every_other_window_and_the_passcode_unlocks(locked_world):
     assert h.wait_until(lambda: ctl.status()["state"] == "active", 10), ctl.status()
     status = ctl.status()
     assert status["mode"] == "guided_access" and status["session"]["id"] == session, status
+    assert status["session"]["app"]["pid"] == app.pid and status["session"]["app"]["role"] == "app", status
     assert status["restrictions"]["hide_untrusted_windows"] is True, status
     probe_map(world, "probe-locked").expect("map_toplevel", "blocked")
 
