@@ -368,6 +368,34 @@ static void carrel_subsurface_guard(void *user_data, enum wl_protocol_logger_typ
     wl_resource_set_user_data(message->resource, NULL);
 }
 
+/* MARK: - Refused drags (wlroots 0.15) */
+
+void carrel_drag_destroy_refused(struct wlr_drag *drag) {
+    if (drag == NULL || drag->started || drag->cancelling) {
+        return;
+    }
+    if (drag->source != NULL) {
+        /* wlroots' source-destroy listener frees the drag. */
+        wlr_data_source_destroy(drag->source);
+        return;
+    }
+    drag->cancelling = true;
+    wl_signal_emit(&drag->events.destroy, drag);
+    struct wlr_drag_icon *icon = drag->icon;
+    if (icon != NULL) {
+        wl_list_remove(&drag->icon_destroy.link);
+        if (icon->mapped) {
+            icon->mapped = false;
+            wl_signal_emit(&icon->events.unmap, icon);
+        }
+        wl_signal_emit(&icon->events.destroy, icon);
+        icon->surface->role_data = NULL;
+        wl_list_remove(&icon->surface_destroy.link);
+        free(icon);
+    }
+    free(drag);
+}
+
 /* MARK: - Inert xdg objects (wlroots 0.15) */
 
 static void carrel_inert_destroy(struct wl_client *client, struct wl_resource *resource) {

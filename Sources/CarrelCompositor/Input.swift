@@ -108,7 +108,7 @@ final class Input {
                 wlr_seat_start_pointer_drag(seat, event.drag, event.serial)
             } else {
                 server.logger.notice("refused a drag-and-drop")
-                if let source = event.drag.pointee.source { wlr_data_source_destroy(source) }
+                WlrootsVersion.destroyRefusedDrag(event.drag)
             }
         }
         updateCapabilities()

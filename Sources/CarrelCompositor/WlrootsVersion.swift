@@ -52,6 +52,12 @@ enum WlrootsVersion {
         carrel_install_subsurface_guard(display)
     }
 
+    /// Frees a drag Carrel refused: 0.15 leaks one without a data source
+    /// (see the shim; 0.16+ destroys refused drags itself).
+    static func destroyRefusedDrag(_ drag: UnsafeMutablePointer<wlr_drag>) {
+        carrel_drag_destroy_refused(drag)
+    }
+
     /// Ignores requests on an xdg_toplevel whose wl_surface was destroyed and
     /// refuses get_popup on such an xdg_surface: 0.15 dereferences NULL for
     /// them (0.17 makes them inert itself; the guard can go with the port).

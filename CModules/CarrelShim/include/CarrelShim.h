@@ -134,6 +134,16 @@ struct wl_protocol_logger *carrel_install_subsurface_guard(struct wl_display *di
 /// wlroots-version-specific; the guard can go with the port.
 struct wl_protocol_logger *carrel_install_inert_xdg_guard(struct wl_display *display);
 
+/// Frees a drag the compositor refused (never started). wlroots 0.15 frees a
+/// drag only when it ends or its data source goes; a refused drag without a
+/// source (legal: a drag inside one client) was never freed, so a client
+/// could grow Carrel's memory with endless refused start_drag requests (found
+/// by the fuzzer under AddressSanitizer). With a source, destroying the
+/// source frees the drag as wlroots intends; without, the shim does what
+/// wlroots' own drag_destroy does for a drag that never started (0.15's
+/// struct layout). wlroots-version-specific; 0.16+ destroys refused drags.
+void carrel_drag_destroy_refused(struct wlr_drag *drag);
+
 /// Counts the wl_shm_pool objects each client holds (a resource-created
 /// listener per client, a destroy listener per pool) and calls
 /// `admit(context, client, pools_held)` each time a client creates one, with
