@@ -40,7 +40,6 @@ public enum PasscodeInput {
     }
 
     public static func ask(_ prompt: String) throws -> String {
-        writeStderr(prompt)
         var saved = termios()
         let hasTerminal = tcgetattr(STDIN_FILENO, &saved) == 0
         if hasTerminal {
@@ -48,6 +47,8 @@ public enum PasscodeInput {
             quiet.c_lflag &= ~tcflag_t(ECHO)
             tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
         }
+        // Only now the prompt: whatever is typed once it shows is not echoed.
+        writeStderr(prompt)
         defer {
             if hasTerminal { tcsetattr(STDIN_FILENO, TCSANOW, &saved) }
             writeStderr("\n")
