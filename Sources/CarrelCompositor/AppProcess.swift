@@ -51,20 +51,6 @@ final class AppProcess {
         environment.removeValue(forKey: "DISPLAY")
         environment.removeValue(forKey: "NOTIFY_SOCKET")
 
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // Carrel blocks SIGCHLD/SIGTERM/SIGINT for its signalfd; the app must
-        // start with the ordinary mask and dispositions.
-        var emptySet = sigset_t()
-        sigemptyset(&emptySet)
-        posix_spawnattr_setsigmask(&attributes, &emptySet)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGCHLD, SIGTERM, SIGINT, SIGPIPE] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
         let argv = command.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
@@ -72,7 +58,7 @@ final class AppProcess {
             envp.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let result = posix_spawnp(&pid, command[0], nil, &attributes, argv, envp)
+        let result = withCleanSpawnAttributes { posix_spawnp(&pid, command[0], nil, &$0, argv, envp) }
         guard result == 0 else {
             throw CompositorError.launch("\(command[0]): \(String(cString: strerror(result))); check the command exists and is executable")
         }

@@ -103,22 +103,11 @@ final class ClientRoles {
         let path = "\(directory)/app"
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw CompositorError.socket("socket(): \(String(cString: strerror(errno)))") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard path.utf8.count < capacity else {
+        guard let address = UnixSocketAddress(path: path) else {
             Glibc.close(fd)
-            throw CompositorError.socket("app socket path \(path) is longer than \(capacity - 1) bytes; use a shorter XDG_RUNTIME_DIR")
+            throw CompositorError.socket("app socket path \(path) is longer than \(UnixSocketAddress.maximumPathLength) bytes; use a shorter XDG_RUNTIME_DIR")
         }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: path.utf8)
-            raw[path.utf8.count] = 0
-        }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let bound = address.withSockaddr { bind(fd, $0, $1) }
         guard bound == 0, listen(fd, 128) == 0 else {
             let message = String(cString: strerror(errno))
             Glibc.close(fd)

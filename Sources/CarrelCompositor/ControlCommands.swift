@@ -7,10 +7,8 @@ import Glibc
 extension Server {
     /// The mode `status` reports: how Carrel was started.
     var controlMode: String {
-        if guidedAccess.session != nil { return "guided_access" }
-        if options.kiosk.enabled { return "kiosk" }
-        if options.assessmentMode != nil { return "assessment" }
-        return "standard"
+        GuidedAccess.controlMode(locked: guidedAccess.session != nil, kiosk: options.kiosk.enabled,
+                                 assessmentMode: options.assessmentMode != nil)
     }
 
     /// The control socket, or nil when it could not be opened and the
@@ -49,28 +47,26 @@ extension Server {
         }
     }
 
-    /// The connected client with this id, if it is still connected.
-    func waylandClient(_ id: ClientID) -> OpaquePointer? {
+    /// Every connected Wayland client.
+    private func connectedClients() -> [OpaquePointer] {
+        var clients: [OpaquePointer] = []
         let list = wl_display_get_client_list(display)!
         var link = list.pointee.next!
         while link != list {
-            let client = wl_client_from_link(link)!
-            if clientID(client) == id { return client }
+            clients.append(wl_client_from_link(link))
             link = link.pointee.next
         }
-        return nil
+        return clients
+    }
+
+    /// The connected client with this id, if it is still connected.
+    func waylandClient(_ id: ClientID) -> OpaquePointer? {
+        connectedClients().first { clientID($0) == id }
     }
 
     /// Connected Wayland clients by role.
     func clientCounts() -> [Role: Int] {
-        var counts: [Role: Int] = [:]
-        let list = wl_display_get_client_list(display)!
-        var link = list.pointee.next!
-        while link != list {
-            counts[role(of: wl_client_from_link(link)), default: 0] += 1
-            link = link.pointee.next
-        }
-        return counts
+        connectedClients().reduce(into: [:]) { counts, client in counts[role(of: client), default: 0] += 1 }
     }
 
     /// `carrelctl reload`: reads the policy file again. Nothing changes unless
@@ -91,8 +87,8 @@ extension Server {
         let reload = PolicyReload(running: activePolicy, file: file)
         let binding: EmergencyBinding?, unlock: EmergencyBinding?
         do {
-            binding = try reload.policy.emergencyBinding.map(Self.resolve)
-            unlock = try reload.policy.guidedAccess.unlockKeys.map(Self.resolve)
+            binding = try reload.policy.emergencyBinding.map { try Self.resolve($0, for: "emergency.binding") }
+            unlock = try reload.policy.guidedAccess.unlockKeys.map { try Self.resolve($0, for: "guided_access.unlock_keys") }
         } catch {
             logger.error("policy reload refused, the running policy stays: \(error)")
             throw ControlFailure(.badPolicy, "\(error); the running policy stays")

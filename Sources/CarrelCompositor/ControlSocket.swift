@@ -67,11 +67,8 @@ final class ControlSocket {
         guard path.hasPrefix("/") else {
             throw CompositorError.control("control socket path \(path) is not absolute; give a full path")
         }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard path.utf8.count < capacity else {
-            throw CompositorError.control("control socket path \(path) is longer than \(capacity - 1) bytes; choose a shorter one")
+        guard let address = UnixSocketAddress(path: path) else {
+            throw CompositorError.control("control socket path \(path) is longer than \(UnixSocketAddress.maximumPathLength) bytes; choose a shorter one")
         }
         let layout = access.layout
         try prepareDirectory(mode: layout.directoryMode, group: layout.group)
@@ -79,18 +76,10 @@ final class ControlSocket {
 
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw CompositorError.control("socket(): \(Self.errorText())") }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: path.utf8)
-            raw[path.utf8.count] = 0
-        }
         // No moment with a wider mode than the final one: the socket is
         // created with the umask's help, then set exactly.
         let previousMask = umask(0o777 & ~mode_t(layout.socketMode))
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let bound = address.withSockaddr { bind(fd, $0, $1) }
         umask(previousMask)
         guard bound == 0 else {
             let message = Self.errorText()
@@ -167,18 +156,8 @@ final class ControlSocket {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { Glibc.close(fd) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: path.utf8)
-            raw[path.utf8.count] = 0
-        }
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        return result == 0
+        guard let address = UnixSocketAddress(path: path) else { return false }
+        return address.withSockaddr { connect(fd, $0, $1) } == 0
     }
 
     // MARK: - Connections

@@ -7,13 +7,10 @@ import CarrelPasscode
 extension Server {
     /// `carrelctl lock`: pins the client of the topmost mapped app window.
     func guidedLock() throws(ControlFailure) -> ControlOutcome {
-        if onBehalf != nil {
-            throw ControlFailure(.wrongState, "Carrel runs with --assessment, whose session is its own; Guided Access is not available")
-        }
         let topmost = stack.last { $0.role == .app && $0.isMapped }
         let client: ClientID
         switch guidedAccess.admitLock(configured: activePolicy.guidedAccess.passcodeHash != nil,
-                                      sessionLive: assessment.hasLiveSession, topmostApp: topmost?.owner.client) {
+                                      assessmentMode: onBehalf != nil, sessionLive: assessment.hasLiveSession, topmostApp: topmost?.owner.client) {
         case .failure(let failure):
             logger.warning("guided access: lock refused: \(failure.message)")
             throw failure

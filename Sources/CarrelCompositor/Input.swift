@@ -138,12 +138,7 @@ final class Input {
     /// press or release — reaches a client. True when it consumed the key.
     func handleConfirmationKey(keyboard: UnsafeMutablePointer<wlr_keyboard>, keycode: UInt32, pressed: Bool) -> Bool {
         guard server.assessment.askingConfirmation != nil else { return false }
-        if pressed {
-            var symbols: UnsafePointer<xkb_keysym_t>?
-            let count = xkb_state_key_get_syms(keyboard.pointee.xkb_state, keycode + 8, &symbols)
-            let keysyms = (0..<Int(max(count, 0))).map { xkb_keysym_to_lower(symbols![$0]) }
-            server.assessment.confirmationKey(keysyms)
-        }
+        if pressed { server.assessment.confirmationKey(Self.lowercasedKeysyms(keyboard, keycode)) }
         return true
     }
 
@@ -154,26 +149,15 @@ final class Input {
         let state = keyboard.pointee.xkb_state
         if server.passcodeEntry.isOpen {
             guard pressed else { return true }
-            let keysym = xkb_state_key_get_one_sym(state, keycode + 8)
-            let key: PasscodeEntry.Key
-            switch keysym {
-            case 0xff0d, 0xff8d: key = .enter  // Return, KP_Enter
-            case 0xff1b: key = .escape
-            case 0xff08: key = .backspace
-            default:
-                var buffer = [CChar](repeating: 0, count: 64)
-                let count = xkb_state_key_get_utf8(state, keycode + 8, &buffer, buffer.count)
-                key = count > 0 ? .text(String(decoding: buffer[..<Int(count)].map { UInt8(bitPattern: $0) }, as: UTF8.self)) : .other
-            }
-            server.passcodeEntryKey(key)
+            var buffer = [CChar](repeating: 0, count: 64)
+            let count = max(0, Int(xkb_state_key_get_utf8(state, keycode + 8, &buffer, buffer.count)))
+            let text = String(decoding: buffer[..<min(count, buffer.count - 1)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            server.passcodeEntryKey(PasscodeEntry.Key(keysym: xkb_state_key_get_one_sym(state, keycode + 8), text: text))
             return true
         }
         guard pressed, server.guidedAccess.session != nil, let keys = server.unlockKeys,
-              Self.modifiers(of: keyboard) == keys.modifiers else { return false }
-        var symbols: UnsafePointer<xkb_keysym_t>?
-        let count = xkb_state_key_get_syms(state, keycode + 8, &symbols)
-        let keysyms = (0..<Int(max(count, 0))).map { xkb_keysym_to_lower(symbols![$0]) }
-        guard keysyms.contains(xkb_keysym_to_lower(keys.keysym)) else { return false }
+              keys.matches(keysyms: Self.lowercasedKeysyms(keyboard, keycode), modifiers: Self.modifiers(of: keyboard))
+        else { return false }
         server.openPasscodeEntry()
         return true
     }
@@ -181,11 +165,8 @@ final class Input {
     /// Runs Carrel's own binding for a pressed key, if it has one (Core
     /// decides, and decides none during a session). True when it consumed the key.
     func handleCompositorKey(keyboard: UnsafeMutablePointer<wlr_keyboard>, keycode: UInt32) -> Bool {
-        var symbols: UnsafePointer<xkb_keysym_t>?
-        // libinput keycodes are evdev codes; xkbcommon's are offset by 8.
-        let count = xkb_state_key_get_syms(keyboard.pointee.xkb_state, keycode + 8, &symbols)
-        let keysyms = (0..<Int(max(count, 0))).map { xkb_keysym_to_lower(symbols![$0]) }
-        guard let action = Keybindings.action(forPressed: keysyms, modifiers: Self.modifiers(of: keyboard),
+        guard let action = Keybindings.action(forPressed: Self.lowercasedKeysyms(keyboard, keycode),
+                                              modifiers: Self.modifiers(of: keyboard),
                                               restrictionsActive: server.restrictionsActive,
                                               emergency: server.emergencyBinding) else {
             return false
@@ -201,6 +182,14 @@ final class Input {
             server.assessment.administrativeInterrupt("the emergency key combination was pressed at the machine")
         }
         return true
+    }
+
+    /// The keysyms a key produces, lower-cased, as Core's matchers take them.
+    private static func lowercasedKeysyms(_ keyboard: UnsafeMutablePointer<wlr_keyboard>, _ keycode: UInt32) -> [UInt32] {
+        var symbols: UnsafePointer<xkb_keysym_t>?
+        // libinput keycodes are evdev codes; xkbcommon's are offset by 8.
+        let count = xkb_state_key_get_syms(keyboard.pointee.xkb_state, keycode + 8, &symbols)
+        return (0..<Int(max(count, 0))).map { xkb_keysym_to_lower(symbols![$0]) }
     }
 
     private static func modifiers(of keyboard: UnsafeMutablePointer<wlr_keyboard>) -> Set<KeyCombination.Modifier> {

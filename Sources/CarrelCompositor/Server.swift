@@ -233,8 +233,8 @@ public final class Server {
             let decoration = Decoration(data!.assumingMemoryBound(to: wlr_xdg_toplevel_decoration_v1.self), server: self)
             decorations.append(decoration)
         }
-        emergencyBinding = try options.policy.emergencyBinding.map(Self.resolve)
-        unlockKeys = try options.policy.guidedAccess.unlockKeys.map(Self.resolve)
+        emergencyBinding = try options.policy.emergencyBinding.map { try Self.resolve($0, for: "emergency.binding") }
+        unlockKeys = try options.policy.guidedAccess.unlockKeys.map { try Self.resolve($0, for: "guided_access.unlock_keys") }
         roles.sessionActive = { [unowned self] in restrictionsActive }
         input = Input(server: self)
         assessment = AssessmentService(server: self, policy: options.sessionPolicy, appLock: options.appLock, logger: logger)
@@ -631,10 +631,10 @@ extension Server {
 
     var restrictionsActive: Bool { restrictions != nil }
 
-    static func resolve(_ combination: KeyCombination) throws -> EmergencyBinding {
+    static func resolve(_ combination: KeyCombination, for key: String) throws -> EmergencyBinding {
         let keysym = xkb_keysym_from_name(combination.keyName, XKB_KEYSYM_CASE_INSENSITIVE)
         guard keysym != 0 else {
-            throw CompositorError.configuration("emergency binding: \"\(combination.keyName)\" is not a key name xkbcommon knows; use a keysym name such as Escape, F12 or q")
+            throw CompositorError.configuration("\(key): \"\(combination.keyName)\" is not a key name xkbcommon knows; use a keysym name such as Escape, F12 or q")
         }
         return EmergencyBinding(modifiers: combination.modifiers, keysym: xkb_keysym_to_lower(keysym))
     }

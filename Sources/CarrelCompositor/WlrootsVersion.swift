@@ -53,14 +53,14 @@ enum WlrootsVersion {
     }
 
     /// Frees a drag Carrel refused: 0.15 leaks one without a data source
-    /// (see the shim; 0.16+ destroys refused drags itself).
+    /// (see the shim; re-check at the port).
     static func destroyRefusedDrag(_ drag: UnsafeMutablePointer<wlr_drag>) {
         carrel_drag_destroy_refused(drag)
     }
 
     /// Ignores requests on an xdg_toplevel whose wl_surface was destroyed and
     /// refuses get_popup on such an xdg_surface: 0.15 dereferences NULL for
-    /// them (0.17 makes them inert itself; the guard can go with the port).
+    /// them (see the shim; re-check at the port).
     static func guardInertXdgObjects(_ display: OpaquePointer) -> OpaquePointer? {
         carrel_install_inert_xdg_guard(display)
     }

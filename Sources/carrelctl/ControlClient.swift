@@ -43,15 +43,8 @@ struct ControlClient {
     /// Connects, writes one line, reads one line.
     private func exchange(_ request: String) throws -> String {
         let path = options.socketPath
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard path.utf8.count < capacity else {
-            throw fail(ControlFailure(.badArgument, "socket path \(path) is longer than \(capacity - 1) bytes"), status: ExitStatus.usage)
-        }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: path.utf8)
-            raw[path.utf8.count] = 0
+        guard let address = UnixSocketAddress(path: path) else {
+            throw fail(ControlFailure(.badArgument, "socket path \(path) is longer than \(UnixSocketAddress.maximumPathLength) bytes"), status: ExitStatus.usage)
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else {
@@ -61,11 +54,7 @@ struct ControlClient {
         var timeout = timeval(tv_sec: Self.timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        let connected = address.withSockaddr { connect(fd, $0, $1) }
         if connected != 0 {
             let error = errno
             let reason = Self.errorText()

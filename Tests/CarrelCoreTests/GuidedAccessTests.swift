@@ -22,6 +22,21 @@ struct GuidedAccessTests {
         #expect(code(guided.admitLock(configured: true, sessionLive: false, topmostApp: app)) == .wrongState)
     }
 
+    @Test("under --assessment Carrel's own session owns the screen: lock is refused whatever else holds")
+    func lockUnderAssessmentMode() {
+        let guided = GuidedAccess()
+        #expect(code(guided.admitLock(configured: true, assessmentMode: true, sessionLive: false, topmostApp: app)) == .wrongState)
+        #expect(code(guided.admitLock(configured: false, assessmentMode: true, sessionLive: false, topmostApp: app)) == .wrongState)
+    }
+
+    @Test("status names the lock first, then how Carrel was started")
+    func controlMode() {
+        #expect(GuidedAccess.controlMode(locked: true, kiosk: true, assessmentMode: false) == "guided_access")
+        #expect(GuidedAccess.controlMode(locked: false, kiosk: true, assessmentMode: false) == "kiosk")
+        #expect(GuidedAccess.controlMode(locked: false, kiosk: false, assessmentMode: true) == "assessment")
+        #expect(GuidedAccess.controlMode(locked: false, kiosk: false, assessmentMode: false) == "standard")
+    }
+
     @Test("unlock without a lock is refused before any passcode is checked")
     func unlockWithoutLock() {
         let guided = GuidedAccess()

@@ -42,6 +42,15 @@ struct KeybindingsTests {
                                    restrictionsActive: true, emergency: b) == nil)
     }
 
+    @Test("a combination matches with exactly its modifiers and any of the key's keysyms")
+    func matches() {
+        let b = Self.binding
+        #expect(b.matches(keysyms: [0x61, Self.escape], modifiers: [.ctrl, .alt, .shift]))
+        #expect(!b.matches(keysyms: [Self.escape], modifiers: [.ctrl, .shift]))
+        #expect(!b.matches(keysyms: [Self.escape], modifiers: [.ctrl, .alt, .shift, .logo]))
+        #expect(!b.matches(keysyms: [], modifiers: [.ctrl, .alt, .shift]))
+    }
+
     @Test("without a policy binding nothing interrupts, and VT switching stays off in a session")
     func noEmergencyByDefault() {
         #expect(Keybindings.action(forPressed: [Self.escape], modifiers: [.ctrl, .alt, .shift],

@@ -26,6 +26,16 @@ struct PasscodeEntryTests {
         #expect(text.contains("wrong passcode") && !text.contains("\u{25CF}"))
     }
 
+    @Test("keysyms map to keys: Return and KP_Enter submit, Escape, BackSpace; text otherwise; no text is other")
+    func keysFromKeysyms() {
+        #expect(PasscodeEntry.Key(keysym: 0xff0d, text: "\r") == .enter)
+        #expect(PasscodeEntry.Key(keysym: 0xff8d, text: "\r") == .enter)
+        #expect(PasscodeEntry.Key(keysym: 0xff1b, text: "\u{1b}") == .escape)
+        #expect(PasscodeEntry.Key(keysym: 0xff08, text: "\u{8}") == .backspace)
+        #expect(PasscodeEntry.Key(keysym: 0x61, text: "a") == .text("a"))
+        #expect(PasscodeEntry.Key(keysym: 0xffe1, text: "") == .other)  // Shift_L
+    }
+
     @Test("Escape closes and forgets; control characters and overlong input are not taken")
     func escape() {
         var entry = PasscodeEntry()

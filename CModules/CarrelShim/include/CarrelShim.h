@@ -129,9 +129,10 @@ struct wl_protocol_logger *carrel_install_subsurface_guard(struct wl_display *di
 /// client can cause (found by the wire fuzzer). The guard, a protocol logger,
 /// sees such a request before it is dispatched and swaps the resource's
 /// implementation for an inert one: requests on an inert xdg_toplevel are
-/// ignored (as wlroots 0.17 does), `destroy` destroys it, and `get_popup` on
+/// ignored, `destroy` destroys it, and `get_popup` on
 /// an inert xdg_surface is the protocol error `xdg_surface.defunct_role_object`.
-/// wlroots-version-specific; the guard can go with the port.
+/// wlroots-version-specific: re-check at the port whether the new version
+/// guards these handlers itself, then drop this.
 struct wl_protocol_logger *carrel_install_inert_xdg_guard(struct wl_display *display);
 
 /// Frees a drag the compositor refused (never started). wlroots 0.15 frees a
@@ -141,7 +142,8 @@ struct wl_protocol_logger *carrel_install_inert_xdg_guard(struct wl_display *dis
 /// by the fuzzer under AddressSanitizer). With a source, destroying the
 /// source frees the drag as wlroots intends; without, the shim does what
 /// wlroots' own drag_destroy does for a drag that never started (0.15's
-/// struct layout). wlroots-version-specific; 0.16+ destroys refused drags.
+/// struct layout). wlroots-version-specific: re-check at the port whether the
+/// new version frees refused drags itself, then drop this.
 void carrel_drag_destroy_refused(struct wlr_drag *drag);
 
 /// Counts the wl_shm_pool objects each client holds (a resource-created

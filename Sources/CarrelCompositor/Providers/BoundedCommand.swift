@@ -35,19 +35,12 @@ struct BoundedCommand {
         posix_spawn_file_actions_adddup2(&actions, stdinPipe[0], 0)
         posix_spawn_file_actions_adddup2(&actions, stdoutPipe[1], 1)
         posix_spawn_file_actions_adddup2(&actions, stderrPipe[1], 2)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var emptySet = sigset_t()
-        sigemptyset(&emptySet)
-        posix_spawnattr_setsigmask(&attributes, &emptySet)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
 
         let program = resolve(argv[0])
         let cArgs = argv.map { strdup($0) } + [nil]
         defer { cArgs.forEach { free($0) } }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, program, &actions, &attributes, cArgs, environ)
+        let spawned = withCleanSpawnAttributes { posix_spawn(&pid, program, &actions, &$0, cArgs, environ) }
         for fd in [stdinPipe[0], stdoutPipe[1], stderrPipe[1]] { close(fd) }
         guard spawned == 0 else {
             for fd in [stdinPipe[1], stdoutPipe[0], stderrPipe[0]] { close(fd) }

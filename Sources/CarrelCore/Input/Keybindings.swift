@@ -17,6 +17,13 @@ public struct EmergencyBinding: Sendable, Equatable {
         self.modifiers = modifiers
         self.keysym = keysym
     }
+
+    /// Whether a key with these (lower-cased) keysyms, pressed with exactly
+    /// these modifiers held, is this combination. Also used for Guided
+    /// Access's unlock keys.
+    public func matches(keysyms: [UInt32], modifiers held: Set<KeyCombination.Modifier>) -> Bool {
+        modifiers == held && keysyms.contains(keysym)
+    }
 }
 
 /// Carrel's own keybindings: virtual-terminal switching on a real seat, and
@@ -38,7 +45,7 @@ public enum Keybindings {
     public static func action(forPressed keysyms: [UInt32], modifiers: Set<KeyCombination.Modifier> = [],
                               restrictionsActive: Bool, emergency: EmergencyBinding? = nil) -> CompositorAction? {
         if restrictionsActive {
-            if let emergency, emergency.modifiers == modifiers, keysyms.contains(emergency.keysym) {
+            if let emergency, emergency.matches(keysyms: keysyms, modifiers: modifiers) {
                 return .emergencyInterrupt
             }
             return nil

@@ -19,7 +19,12 @@ public struct GuidedAccess: Sendable, Equatable {
     /// Whether `lock` may begin a session for `topmostApp` (the client of the
     /// topmost mapped app-role window): Guided Access must be configured, no
     /// session may be live, and there must be an app window.
-    public func admitLock(configured: Bool, sessionLive: Bool, topmostApp: ClientID?) -> Result<ClientID, ControlFailure> {
+    /// Under `--assessment` Carrel's own session owns the screen: no lock.
+    public func admitLock(configured: Bool, assessmentMode: Bool = false, sessionLive: Bool,
+                          topmostApp: ClientID?) -> Result<ClientID, ControlFailure> {
+        if assessmentMode {
+            return .failure(ControlFailure(.wrongState, "Carrel runs with --assessment, whose session is its own; Guided Access is not available"))
+        }
         guard configured else {
             return .failure(ControlFailure(.notConfigured, "Guided Access is off: the policy has no guided_access.passcode_hash (make one with `carrel hash-passcode`)"))
         }
@@ -46,8 +51,7 @@ public struct GuidedAccess: Sendable, Equatable {
             return .failure(ControlFailure(.wrongState, "Guided Access holds no lock; there is nothing to unlock"))
         }
         if case .tooSoon(let wait) = attempts.admit(at: now) {
-            let seconds = max(1, Int((wait / .seconds(1)).rounded(.up)))
-            return .failure(ControlFailure(.rateLimited, "too many wrong passcodes: try again in \(seconds) s"))
+            return .failure(ControlFailure(.rateLimited, "too many wrong passcodes: try again in \(Self.wholeSeconds(wait)) s"))
         }
         return .success(session)
     }
@@ -59,12 +63,26 @@ public struct GuidedAccess: Sendable, Equatable {
         guard matched, let session else {
             var message = "wrong passcode (\(attempts.consecutiveFailures) in a row)"
             if case .tooSoon(let wait) = attempts.admit(at: now) {
-                message += "; the next attempt is checked in \(max(1, Int((wait / .seconds(1)).rounded(.up)))) s"
+                message += "; the next attempt is checked in \(Self.wholeSeconds(wait)) s"
             }
             return .failure(ControlFailure(.wrongPasscode, message))
         }
         self.session = nil
         return .success(session)
+    }
+
+    /// A wait as people read it: whole seconds, rounded up, at least 1.
+    static func wholeSeconds(_ wait: Duration) -> Int {
+        max(1, Int((wait / .seconds(1)).rounded(.up)))
+    }
+
+    /// The mode `carrelctl status` reports: how Carrel was started, or
+    /// `guided_access` while a lock holds.
+    public static func controlMode(locked: Bool, kiosk: Bool, assessmentMode: Bool) -> String {
+        if locked { return "guided_access" }
+        if kiosk { return "kiosk" }
+        if assessmentMode { return "assessment" }
+        return "standard"
     }
 
     /// The Invigilator ended or failed the lock's session by itself (it

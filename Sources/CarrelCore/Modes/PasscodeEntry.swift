@@ -13,6 +13,16 @@ public struct PasscodeEntry: Sendable, Equatable {
         case escape
         /// Anything else (a bare modifier, a function key): ignored.
         case other
+
+        /// The key for an xkb keysym and the text xkbcommon gives for it.
+        public init(keysym: UInt32, text: String) {
+            switch keysym {
+            case 0xff0d, 0xff8d: self = .enter  // Return, KP_Enter
+            case 0xff1b: self = .escape
+            case 0xff08: self = .backspace
+            default: self = text.isEmpty ? .other : .text(text)
+            }
+        }
     }
 
     public enum Action: Sendable, Equatable {
