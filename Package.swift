@@ -74,7 +74,7 @@ let package = Package(
         .target(name: "CarrelCore", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
         .target(
             name: "CarrelCompositor",
-            dependencies: ["CarrelCore", "CarrelShim", "CCairoLib", "CarrelMedia", "CarrelPasscode",
+            dependencies: ["CarrelCore", "CarrelShim", "CCairoLib", "CarrelMedia", "CarrelPasscode", "CarrelAudit",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: cSideSettings
         ),
@@ -83,6 +83,12 @@ let package = Package(
             name: "CarrelPasscode",
             dependencies: [.product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "_CryptoExtras", package: "swift-crypto")]
+        ),
+        // The audit log's records and hash chain (swift-crypto), shared by
+        // carrel (which writes it) and carrelctl (which verifies and shows it).
+        .target(
+            name: "CarrelAudit",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
         // The policy file: TOML text → a validated `Policy` or every problem
         // with its line. Pure like CarrelCore; the CLI reads the file.
@@ -102,7 +108,7 @@ let package = Package(
         // The administrator's control tool (issue 5): talks to carrel's control socket.
         .executableTarget(
             name: "carrelctl",
-            dependencies: ["CarrelCore", "CarrelPasscode", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["CarrelCore", "CarrelPasscode", "CarrelAudit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // A small Wayland client for tests and benchmarks: paints a solid colour
         // or animates, and timestamps its milestones with CLOCK_MONOTONIC.
@@ -115,6 +121,7 @@ let package = Package(
         // Red-team client (issue 4): tries each attack and prints a JSON verdict.
         .executableTarget(name: "carrel-probe", dependencies: ["CarrelClientShim"], swiftSettings: cSideSettings),
         .testTarget(name: "CarrelCoreTests", dependencies: ["CarrelCore"]),
+        .testTarget(name: "CarrelAuditTests", dependencies: ["CarrelAudit"]),
         .testTarget(name: "CarrelPolicyFileTests", dependencies: ["CarrelPolicyFile", "CarrelPasscode", "CarrelCore"]),
         // The client library for exam apps, the demo exam's pure logic, and the demo.
         .target(name: "AssessmentKit", dependencies: ["CarrelClientShim"], swiftSettings: cSideSettings),

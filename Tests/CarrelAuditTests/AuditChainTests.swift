@@ -1,0 +1,81 @@
+import CarrelAudit
+import Testing
+
+@Suite("Audit log hash chain")
+struct AuditChainTests {
+    /// A log of `n` records as its file text.
+    static func log(_ n: Int, session: UInt64 = 1, run: String = "r1") -> (text: String, chain: AuditChain) {
+        var chain = AuditChain(resumingAfter: nil)
+        var text = ""
+        for i in 0..<n {
+            let record = AuditRecord(time: "2026-11-23T10:00:0\(i % 10).000Z", run: run, event: i == 0 ? "begin" : "blocked",
+                                     session: session, role: "app", pid: 42, kind: i == 0 ? nil : "clipboard", detail: "record \(i)")
+            text += chain.append(record) + "\n"
+        }
+        return (text, chain)
+    }
+
+    @Test("a written log verifies: every record counted, the head is the last line's hash")
+    func intact() {
+        let (text, chain) = Self.log(20)
+        let report = AuditVerifier.verify(text[...])
+        #expect(report.isIntact && report.records == 20 && !report.continuesEarlierLog)
+        #expect(report.head == chain.head && chain.seq == 20)
+        #expect(AuditRecord.parse(text.split(separator: "\n")[0])?.prev == AuditChain.genesis)
+    }
+
+    @Test("one changed byte anywhere but the last line is found, at its line", arguments: [1, 7, 19])
+    func editedByte(line: Int) {
+        var lines = Self.log(20).text.split(separator: "\n").map(String.init)
+        // Change one digit of the detail: still valid JSON, only the chain shows it.
+        lines[line - 1] = lines[line - 1].replacingOccurrences(of: "record \(line - 1)\"", with: "record \(line + 100)\"")
+        let report = AuditVerifier.verify((lines.joined(separator: "\n") + "\n")[...])
+        #expect(report.broken?.line == line)
+        #expect(report.records == line - 1)
+    }
+
+    @Test("a byte that breaks the JSON is found at its line; a removed line by the seq jump")
+    func brokenJSONAndRemoval() {
+        var lines = Self.log(10).text.split(separator: "\n").map(String.init)
+        var torn = lines
+        torn[4].removeLast()
+        #expect(AuditVerifier.verify((torn.joined(separator: "\n") + "\n")[...]).broken?.line == 5)
+        lines.remove(at: 3)
+        let report = AuditVerifier.verify((lines.joined(separator: "\n") + "\n")[...])
+        #expect(report.broken?.line == 4 && report.broken?.reason.contains("seq jumps from 3 to 5") == true)
+    }
+
+    @Test("a file that ends inside a line is reported as incomplete there")
+    func tornTail() {
+        let text = Self.log(3).text + "{\"seq\":4"
+        let report = AuditVerifier.verify(text[...])
+        #expect(report.broken?.line == 4 && report.records == 3)
+    }
+
+    @Test("resuming after an existing log continues seq and the chain across restarts")
+    func resume() {
+        let (first, chain) = Self.log(3, run: "r1")
+        let (last, torn) = AuditChain.lastLine(of: first[...])
+        #expect(!torn)
+        var resumed = AuditChain(resumingAfter: last)
+        #expect(resumed.seq == 3 && resumed.head == chain.head)
+        let text = first + resumed.append(AuditRecord(time: "t", run: "r2", event: "started")) + "\n"
+        let report = AuditVerifier.verify(text[...])
+        #expect(report.isIntact && report.records == 4)
+    }
+
+    @Test("a session's story is its records in its run: the last run that has it unless a run is named")
+    func story() {
+        let one = Self.log(3, session: 1, run: "r1").text
+        var chain = AuditChain(resumingAfter: AuditChain.lastLine(of: one[...]).line)
+        var text = one
+        for (session, event) in [(1, "begin"), (2, "begin"), (1, "ended")] {
+            text += chain.append(AuditRecord(time: "t", run: "r2", event: event, session: UInt64(session))) + "\n"
+        }
+        #expect(AuditStory.records(in: text[...], session: 1).map(\.event) == ["begin", "ended"])
+        #expect(AuditStory.records(in: text[...], session: 1, run: "r1").count == 3)
+        #expect(AuditStory.records(in: text[...], session: 9).isEmpty)
+        let line = AuditStory.describe(AuditRecord(time: "T", run: "r", event: "failed", role: "app", pid: 7, reason: "timeout", detail: "no frame"))
+        #expect(line == "T failed role=app pid=7 reason=timeout — no frame")
+    }
+}

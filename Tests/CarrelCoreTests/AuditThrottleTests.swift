@@ -1,0 +1,47 @@
+import CarrelCore
+import Testing
+
+@Suite("Audit throttle")
+struct AuditThrottleTests {
+    let t0 = Instant(nanoseconds: 1_000_000_000)
+    let key = AuditThrottle.Key(client: ClientID(1), kind: "clipboard")
+
+    @Test("10,000 attempts in one window: five recorded in full, the rest in one summary; nothing lost")
+    func flood() {
+        var throttle = AuditThrottle(burst: 5, window: .seconds(10))
+        var recorded = 0
+        for i in 0..<10_000 {
+            let (decision, closed) = throttle.admit(key, now: t0.advanced(by: .microseconds(i)))
+            #expect(closed == nil)
+            if decision == .record { recorded += 1 }
+        }
+        #expect(recorded == 5)
+        #expect(throttle.nextDeadline == t0.advanced(by: .seconds(10)))
+        #expect(throttle.expired(now: t0.advanced(by: .seconds(9))).isEmpty)
+        let summaries = throttle.expired(now: t0.advanced(by: .seconds(10)))
+        #expect(summaries.count == 1 && summaries[0].suppressed == 9_995 && summaries[0].key == key)
+        #expect(throttle.openWindows == 0 && throttle.nextDeadline == nil)
+    }
+
+    @Test("a new window after one closed returns the old window's summary and records again")
+    func nextWindow() {
+        var throttle = AuditThrottle(burst: 1, window: .seconds(1))
+        #expect(throttle.admit(key, now: t0).0 == .record)
+        #expect(throttle.admit(key, now: t0).0 == .suppress)
+        let (decision, closed) = throttle.admit(key, now: t0.advanced(by: .seconds(2)))
+        #expect(decision == .record && closed?.suppressed == 1)
+    }
+
+    @Test("kinds and clients are counted apart; flushing one client leaves the others")
+    func separateKeys() {
+        var throttle = AuditThrottle(burst: 1, window: .seconds(10))
+        let other = AuditThrottle.Key(client: ClientID(2), kind: "clipboard")
+        let kind = AuditThrottle.Key(client: ClientID(1), kind: "capture")
+        for k in [key, key, other, other, other, kind] { _ = throttle.admit(k, now: t0) }
+        let mine = throttle.flush(client: ClientID(1))
+        #expect(mine.map(\.key) == [key] && mine[0].suppressed == 1)
+        let rest = throttle.flush()
+        #expect(rest.map(\.key) == [other] && rest[0].suppressed == 2)
+        #expect(throttle.openWindows == 0)
+    }
+}
