@@ -141,6 +141,8 @@ final class AssessmentService {
         let role = server.role(of: client)
         // Read when the client connected; Core matches it against the allowlist.
         let executable = role == .untrusted ? server.executable(of: client) : nil
+        server.audit.record("begin", session: sessionID, subject: server.auditSubject(client),
+                            detail: (configuration?.draft.configuration ?? .mostRestrictive).description)
         process(invigilator.begin(sessionID, client: server.clientID(client), role: role, executable: executable, surface: readiness,
                                   configuration: configuration?.draft.configuration, now: Self.now()))
     }
@@ -153,6 +155,8 @@ final class AssessmentService {
         let sessionID = SessionID(nextSessionID)
         nextSessionID += 1
         onBehalfSession = sessionID
+        server.audit.record("begin", session: sessionID, subject: server.waylandClient(client).map(server.auditSubject),
+                            detail: "begun by Carrel on the app's behalf: \(configuration)")
         process(invigilator.begin(sessionID, client: client, role: role, surface: .mappedToplevel,
                                   configuration: configuration, now: Self.now()))
         return sessionID
@@ -189,6 +193,10 @@ final class AssessmentService {
     ))
 
     private func sessionResourceDestroyed(_ object: SessionObject) {
+        if invigilator.liveSessionID == object.id {
+            server.audit.transition("destroyed", session: object.id, subject: nil,
+                                    detail: "the client destroyed the session object (or disconnected) while it was live")
+        }
         process(invigilator.destroy(object.id))
         sessions[object.id] = nil
     }
@@ -292,9 +300,11 @@ final class AssessmentService {
     private func perform(_ effect: SessionEffect) -> [SessionEffect] {
         switch effect {
         case .send(let id, let event) where id == onBehalfSession:
+            auditTransition(id, event, client: invigilator.sessions[id].flatMap { server.waylandClient($0.owner) })
             server.onBehalfSessionEvent(event)
         case .send(let id, let event):
             guard let resource = sessions[id]?.resource else { return [] }
+            auditTransition(id, event, client: wl_resource_get_client(resource))
             send(event, on: resource)
         case .protocolError(let violation):
             guard let object = sessions[violation.session] else { return [] }
@@ -375,6 +385,15 @@ final class AssessmentService {
             }
         }
         return []
+    }
+
+    /// On disk before the client hears it.
+    private func auditTransition(_ id: SessionID, _ event: SessionEvent, client: OpaquePointer?) {
+        let (name, reason, message) = event.parts
+        server.audit.transition(name, session: id, subject: client.map(server.auditSubject), reason: reason, detail: message)
+        if event.isTerminal {
+            logger.notice("audit: \(id) \(name); chain head \(server.audit.head) at seq \(server.audit.seq)")
+        }
     }
 
     private func send(_ event: SessionEvent, on resource: WlResource) {

@@ -30,6 +30,9 @@ final class ClientRoles {
     private(set) var appSocketPath: String?
     /// Whether a session holds restrictions (capture is hidden then).
     var sessionActive: () -> Bool = { false }
+    /// A client is disconnecting (its role is still known): the audit log
+    /// writes its pending counts.
+    var clientGone: (OpaquePointer) -> Void = { _ in }
     private var appSocketDirectory: String?
 
     init(display: OpaquePointer, access: GlobalAccess, appLock: AppLockPolicy = AppLockPolicy(), logger: Logger) {
@@ -77,6 +80,13 @@ final class ClientRoles {
         if appLock.entitles(executable: executables[client]) {
             logger.info("client pid \(pid) runs \(executables[client] ?? "?"), on the app-lock allowlist")
         }
+    }
+
+    /// Whether `client` may bind a global of `interface` now (the audit
+    /// log's check of a bind request; unknown interfaces are refused).
+    func mayBind(interface: String, client: OpaquePointer) -> Bool {
+        access.decision(interface: interface, role: role(of: client), sessionActive: sessionActive(),
+                        appLockEntitled: isAppLockEntitled(client)).isVisible
     }
 
     private func isVisible(global: OpaquePointer, to client: OpaquePointer) -> Bool {
@@ -149,6 +159,7 @@ final class ClientRoles {
     }
 
     private func forget(_ client: OpaquePointer) {
+        clientGone(client)
         roles[client] = nil
         executables[client] = nil
         clientListeners.removeValue(forKey: client)?.disconnect()

@@ -1,3 +1,4 @@
+import CarrelAudit
 import CarrelCore
 import CarrelShim
 import Glibc
@@ -16,8 +17,17 @@ extension Server {
     func openControlSocket() throws -> ControlSocket? {
         let control = options.control
         do {
-            return try ControlSocket(path: control.socketPath, group: control.group, display: display,
-                                     logger: logger) { [unowned self] request in answer(request) }
+            let socket = try ControlSocket(path: control.socketPath, group: control.group, display: display,
+                                           logger: logger) { [unowned self] request in answer(request) }
+            socket.answered = { [unowned self] peer, pid, request, response in
+                // status only reads; every other command is recorded (never a passcode).
+                guard request != .status else { return }
+                audit.record(AuditEvent.admin, session: restrictionsSession,
+                             subject: AuditSubject(client: ClientID(0), role: "admin", pid: pid),
+                             reason: response.ok ? "done" : "refused",
+                             detail: "carrelctl \(request.command) by \(peer)" + (response.error.map { ": \($0)" } ?? ""))
+            }
+            return socket
         } catch {
             if options.requireControlSocket { throw error }
             logger.warning("\(error); carrelctl is unavailable (pass --control-socket PATH to choose a path)")
@@ -48,7 +58,7 @@ extension Server {
     }
 
     /// Every connected Wayland client.
-    private func connectedClients() -> [OpaquePointer] {
+    func connectedClients() -> [OpaquePointer] {
         var clients: [OpaquePointer] = []
         let list = wl_display_get_client_list(display)!
         var link = list.pointee.next!

@@ -32,6 +32,8 @@ final class ControlSocket {
     private let loop: OpaquePointer
     private let logger: Logger
     private let handle: Handler
+    /// Told of every answered request (the audit log's admin records).
+    var answered: ((_ peer: String, _ pid: Int32, ControlRequest, ControlResponse) -> Void)?
     private var listenFD: Int32 = -1
     private var acceptSource: OpaquePointer?
     private var connections: [Int32: Connection] = [:]
@@ -187,7 +189,7 @@ final class ControlSocket {
                     continue
                 }
                 logger.info("control: connection from pid \(peer.pid) (\(why))")
-                add(Connection(fd: fd, peer: "pid \(peer.pid) uid \(peer.uid)"))
+                add(Connection(fd: fd, peer: "pid \(peer.pid) uid \(peer.uid)", pid: Int32(peer.pid)))
             }
         }
     }
@@ -308,6 +310,7 @@ final class ControlSocket {
         switch ControlRequest.parse(line) {
         case .success(let request):
             let response = handle(request)
+            answered?(connection.peer, connection.pid, request, response)
             if response.ok {
                 logger.notice("control: \(connection.peer): \(request.command) done")
             } else if let error = response.error {
@@ -400,6 +403,8 @@ final class ControlSocket {
         var source: OpaquePointer?
         var timer: OpaquePointer?
         weak var owner: ControlSocket?
-        init(fd: Int32, peer: String) { self.fd = fd; self.peer = peer }
+        /// The peer's pid, for the audit log.
+        var pid: Int32 = 0
+        init(fd: Int32, peer: String, pid: Int32 = 0) { self.fd = fd; self.peer = peer; self.pid = pid }
     }
 }

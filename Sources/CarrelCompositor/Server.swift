@@ -1,3 +1,4 @@
+import CarrelAudit
 import CarrelCore
 import CarrelShim
 import Glibc
@@ -41,6 +42,9 @@ public struct CompositorOptions {
     /// Where the policy came from and how to read it again (`carrelctl
     /// reload`); nil: reload is refused.
     public var policySource: PolicySource?
+    /// The policy file Carrel runs under (nil: the built-in policy), whose
+    /// ownership is a precondition of every session.
+    public var policyPath: String?
     /// Whether Carrel must stop when the control socket cannot be opened
     /// (a path given on the command line); otherwise it logs and runs without.
     public var requireControlSocket: Bool
@@ -111,7 +115,15 @@ public final class Server {
     var emergencyBinding: EmergencyBinding?
     private var controlSocket: ControlSocket?
     /// The restrictions of the session pending or active, if any.
-    private var restrictions: RestrictionSet?
+    private(set) var restrictions: RestrictionSet?
+    /// The audit log (issue 7); opened before any client connects.
+    var audit: AuditLog!
+    /// What the preconditions are checked against.
+    var environment: EnvironmentProbe!
+    var auditWatch: OpaquePointer?
+    /// The client of the last selection or drag request, so that a refusal
+    /// (reported by wlroots without its client) can name it.
+    var selectionRequester: OpaquePointer?
     let logger: Logger
     let options: CompositorOptions
     let roles: ClientRoles
@@ -177,6 +189,7 @@ public final class Server {
             throw CompositorError.backend("no buffer allocator for this backend and renderer")
         }
         self.allocator = allocator
+        environment = EnvironmentProbe(backend: backend, policyPath: options.policyPath)
 
         // wl_compositor; wlroots 0.15 creates wl_subcompositor with it.
         wlr_compositor_create(display, renderer)
@@ -236,6 +249,8 @@ public final class Server {
         emergencyBinding = try options.policy.emergencyBinding.map { try Self.resolve($0, for: "emergency.binding") }
         unlockKeys = try options.policy.guidedAccess.unlockKeys.map { try Self.resolve($0, for: "guided_access.unlock_keys") }
         roles.sessionActive = { [unowned self] in restrictionsActive }
+        // Before any client connects: every blocked attempt is recorded.
+        try installAudit()
         input = Input(server: self)
         assessment = AssessmentService(server: self, policy: options.sessionPolicy, appLock: options.appLock, logger: logger)
         if let configuration = options.assessmentMode, let command = options.app.first {
@@ -258,7 +273,10 @@ public final class Server {
         let appSocket = try roles.openAppSocket(runtimeDirectory: runtimeDirectory)
         let providerHost = ProviderHost(policy: options.providers, runtimeDirectory: runtimeDirectory,
                                         loop: wl_display_get_event_loop(display), logger: logger)
-        providerHost.integrityLost = { [unowned self] in assessment.integrityLost($0) }
+        providerHost.integrityLost = { [unowned self] message in
+            audit.record(AuditEvent.providerFailed, session: restrictionsSession, reason: "verify", detail: message)
+            assessment.integrityLost(message)
+        }
         self.providerHost = providerHost
 
         guard wlr_backend_start(backend) else {
@@ -283,6 +301,8 @@ public final class Server {
                                         giveUp: { [unowned self] status in stop(status: status) })
             }
         }
+        audit.record(AuditEvent.started, detail: auditStartDetail, sync: true)
+        logger.notice("audit log \(audit.path) (run \(audit.run)); \(environment.virtualMachine.summary)")
         logger.notice("listening on \(publicSocketName) (public) and \(appSocket) (app)")
         Readiness.announce(socketName: publicSocketName, readyFD: options.readyFD, logger: logger)
 
@@ -352,6 +372,7 @@ public final class Server {
         controlSocket = nil
         assessment.shutdown()
         providerHost?.shutdown()
+        audit?.close(detail: "carrel pid \(getpid()) stopping with status \(exitStatus)")
         for source in signalSources { wl_event_source_remove(source) }
         signalSources.removeAll()
         hotplugHook?.remove()
@@ -515,6 +536,10 @@ public final class Server {
         stack.append(view)
         view.raiseToTop()
         logger.debug("mapped toplevel \(view.id) of role \(view.role)")
+        if restrictions != nil && !screenRules.shows(view.owner) {
+            blocked(AuditKind.foreignWindow, client: wl_resource_get_client(view.xdgSurface.pointee.resource),
+                    "mapped a toplevel during a session; it stays hidden and gets no focus")
+        }
         updateKioskGap()
         refocus()
         beginSessionOnBehalf(for: view)
@@ -658,12 +683,20 @@ extension Server {
     /// windows leave the scene (their layer is disabled, not covered), and
     /// focus stays on the session's windows. All or nothing.
     func applyRestrictions(_ set: RestrictionSet) -> RestrictionOutcome {
+        // A new session: the machine must meet the preconditions first.
+        if restrictions?.session != set.session, let unmet = unmetPreconditions(for: set.session) {
+            return .unsupported(unmet)
+        }
         // Providers first: if one fails, nothing here has changed.
-        if case .failed(let message)? = providerHost?.apply(set) { return .failed(message) }
+        if case .failed(let message)? = providerHost?.apply(set) {
+            audit.record(AuditEvent.providerFailed, session: set.session, reason: "apply", detail: message)
+            return .failed(message)
+        }
         restrictions = set
         failCaptureFrames(on: nil)
         applyScreenRules()
         logger.info("restrictions up for \(set.session)")
+        audit.record("restrictions_applied", session: set.session, detail: set.description)
         return .applied
     }
 
@@ -673,6 +706,7 @@ extension Server {
         restrictions = nil
         applyScreenRules()
         logger.info("restrictions reverted for \(id)")
+        audit.record("restrictions_reverted", session: id)
     }
 
     /// While a session holds restrictions no capture frame completes: the

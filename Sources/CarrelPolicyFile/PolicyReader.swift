@@ -16,7 +16,7 @@ struct PolicyReader {
     }
 
     static let tables = ["assessment", "participants", "input_method", "capture", "emergency", "outputs",
-                         "kiosk", "app_lock", "guided_access", "control", "providers"]
+                         "kiosk", "app_lock", "guided_access", "control", "providers", "preconditions", "audit"]
     static let minutes = 1...1440
     static let participantIDLength = 1...32
 
@@ -55,6 +55,12 @@ struct PolicyReader {
         }
         if let t = section(root, ["providers"], keys: ["network", "media", "state_directory", "verify_interval_ms"]) {
             readProviders(t, into: &policy.providers)
+        }
+        if let t = section(root, ["preconditions"], keys: ["waive", "virtual_machine"]) {
+            readPreconditions(t, into: &policy.preconditions)
+        }
+        if let t = section(root, ["audit"], keys: ["path"]) {
+            readAudit(t, into: &policy.audit)
         }
         return policy
     }
@@ -226,6 +232,42 @@ struct PolicyReader {
             }
         }
         if let ms = integer(t, path + ["verify_interval_ms"], in: 10...3_600_000) { providers.verifyInterval = .milliseconds(ms) }
+    }
+
+    private mutating func readPreconditions(_ t: TOMLTable, into preconditions: inout PreconditionPolicy) {
+        let path = ["preconditions"]
+        let names = Precondition.waivable.map(\.rawValue).joined(separator: ", ")
+        if let list = strings(t, path + ["waive"], expected: "precondition names: \(names)") {
+            var waived: Set<Precondition> = []
+            var valid = true
+            for name in list {
+                if let kind = Precondition(rawValue: name), Precondition.waivable.contains(kind) {
+                    waived.insert(kind)
+                } else {
+                    valid = false
+                    problem(path + ["waive"], "\(Self.quoted(name)) cannot be waived; waivable (for testing only): \(names)")
+                }
+            }
+            if valid { preconditions.waived = waived }
+        }
+        if let vm = string(t, path + ["virtual_machine"], expected: "\"report\" or \"refuse\"") {
+            switch vm {
+            case "report": preconditions.refuseVirtualMachine = false
+            case "refuse": preconditions.refuseVirtualMachine = true
+            default: problem(path + ["virtual_machine"], "must be \"report\" (say so in the log and audit log) or \"refuse\" (fail every begin), got \(Self.quoted(vm))")
+            }
+        }
+    }
+
+    private mutating func readAudit(_ t: TOMLTable, into audit: inout AuditPolicy) {
+        let path = ["audit"]
+        if let file = string(t, path + ["path"], expected: "an absolute path") {
+            if Self.isCanonicalAbsolutePath(file) && file != "/" {
+                audit.path = file
+            } else {
+                problem(path + ["path"], "must be an absolute path of a file (no . or .. parts, no trailing /), e.g. \"\(AuditPolicy.defaultPath)\", got \(Self.quoted(file))")
+            }
+        }
     }
 
     // MARK: - Values

@@ -23,6 +23,10 @@ extension Policy {
             guidedAccess.passcodeHash == nil ? "Guided Access off" : "Guided Access on",
             control,
             providers.enabledNames.isEmpty ? "no providers" : "providers \(providers.enabledNames.joined(separator: ", "))",
+            preconditions.waived.isEmpty ? "every precondition checked"
+                : "preconditions waived (testing only): \(preconditions.waived.sorted().map(\.rawValue).joined(separator: ", "))",
+            preconditions.refuseVirtualMachine ? "virtual machines refused" : "virtual machines reported",
+            "audit log \(audit.path)",
         ].joined(separator: "; ")
     }
 }

@@ -82,6 +82,12 @@ struct CarrelCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("How often applied restriction providers are verified, in milliseconds (default 1000).", valueName: "ms"))
     var providerVerifyInterval: Int?
 
+    @Option(name: .long, help: ArgumentHelp("Testing only: do not check this precondition (nested, x_server, seat, policy_file) before a session begins. Repeatable. Never on an exam machine.", valueName: "name"))
+    var waivePrecondition: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("The audit log (default: the policy's [audit] path, \(AuditPolicy.defaultPath)); Carrel stops if it cannot write it.", valueName: "path"))
+    var auditLog: String?
+
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The exam app and its arguments, after --.", valueName: "app"))
     var app: [String] = []
 
@@ -119,6 +125,14 @@ struct CarrelCommand: ParsableCommand {
         }
         if let interval = providerVerifyInterval, !(10...3_600_000).contains(interval) {
             throw ValidationError("--provider-verify-interval \(interval): give milliseconds between 10 and 3600000")
+        }
+        for name in waivePrecondition {
+            guard let kind = Precondition(rawValue: name), Precondition.waivable.contains(kind) else {
+                throw ValidationError("--waive-precondition \(name): not a precondition that can be waived; use one of \(Precondition.waivable.map(\.rawValue).joined(separator: ", "))")
+            }
+        }
+        if let path = auditLog, !path.hasPrefix("/") || path.hasSuffix("/") {
+            throw ValidationError("--audit-log \(path) is not an absolute path of a file; give a full path such as \(AuditPolicy.defaultPath)")
         }
         var check = ProvidersPolicy()
         for name in providers where !check.enable(name) {
@@ -167,10 +181,12 @@ struct CarrelCommand: ParsableCommand {
         }
         let overrides = Overrides(kiosk: kiosk, controlSocket: controlSocket, appLockAllow: appLockAllow,
                                   appLockConfirm: appLockConfirm, bannerSeconds: bannerSeconds, providers: providers,
-                                  providerStateDir: providerStateDir, providerVerifyInterval: providerVerifyInterval)
+                                  providerStateDir: providerStateDir, providerVerifyInterval: providerVerifyInterval,
+                                  waivePreconditions: waivePrecondition.compactMap(Precondition.init(rawValue:)), auditLog: auditLog)
         var options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level, windowSize: windowSize.size,
                                         policy: overrides.applied(to: loaded.policy))
         options.requireControlSocket = controlSocket != nil
+        options.policyPath = loaded.path
         // `carrelctl reload` reads the same file again, with the same overrides.
         let explicitPath = policy
         options.policySource = PolicySource(path: loaded.path ?? "\(PolicyFile.defaultPath) (absent at start: built-in policy)") {
@@ -295,6 +311,8 @@ struct Overrides: Sendable {
     var providers: [String]
     var providerStateDir: String?
     var providerVerifyInterval: Int?
+    var waivePreconditions: [Precondition] = []
+    var auditLog: String?
 
     func applied(to file: Policy) -> Policy {
         var policy = file
@@ -307,6 +325,8 @@ struct Overrides: Sendable {
         for name in providers { _ = policy.providers.enable(name) }
         if let providerStateDir { policy.providers.stateDirectory = providerStateDir }
         if let providerVerifyInterval { policy.providers.verifyInterval = .milliseconds(providerVerifyInterval) }
+        policy.preconditions.waived.formUnion(waivePreconditions)
+        if let auditLog { policy.audit.path = auditLog }
         return policy
     }
 }

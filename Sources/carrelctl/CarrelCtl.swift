@@ -18,10 +18,11 @@ struct CarrelCtl: ParsableCommand {
         out of range, above the policy's maximum, Guided Access off, wrong \
         passcode, too many wrong passcodes, ...); 64 bad usage; \
         69 Carrel cannot be reached; 76 an answer carrelctl does not \
-        understand; 77 permission denied.
+        understand; 77 permission denied. `audit verify` exits 1 when the
+        chain is broken and 66 when the log cannot be read.
         """,
         version: "0.1.0",
-        subcommands: [Status.self, End.self, Extend.self, Lock.self, Unlock.self, Reload.self]
+        subcommands: [Status.self, End.self, Extend.self, Lock.self, Unlock.self, Reload.self, Audit.self]
     )
 
     /// Also accepted before the command (`carrelctl --json status`).

@@ -45,3 +45,15 @@ struct AuditThrottleTests {
         #expect(throttle.openWindows == 0)
     }
 }
+
+@Suite("Audit kinds")
+struct AuditKindTests {
+    @Test("a refused bind is named by what it tried: capture, virtual input, or a hidden global")
+    func refusedBind() {
+        #expect(AuditKind.forRefusedBind(interface: "zwlr_screencopy_manager_v1") == AuditKind.capture)
+        #expect(AuditKind.forRefusedBind(interface: "zwp_virtual_keyboard_manager_v1") == AuditKind.virtualInput)
+        #expect(AuditKind.forRefusedBind(interface: "zwlr_virtual_pointer_manager_v1") == AuditKind.virtualInput)
+        #expect(AuditKind.forRefusedBind(interface: "carrel_assessment_manager_v1") == AuditKind.hiddenGlobal)
+        #expect(AuditKind.forRefusedBind(interface: "zwlr_layer_shell_v1") == AuditKind.hiddenGlobal)
+    }
+}

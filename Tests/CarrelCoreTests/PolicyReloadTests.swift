@@ -10,7 +10,7 @@ struct PolicyReloadTests {
         #expect(reload.summary == "nothing changed that applies now")
     }
 
-    @Test("time limits, app lock, Guided Access and the emergency key apply; the rest waits for a restart and keeps its running value")
+    @Test("time limits, app lock, Guided Access, the emergency key and preconditions apply; the rest waits for a restart and keeps its running value")
     func split() {
         var file = Policy.builtIn
         file.session.maximumTimeLimit = 120
@@ -22,9 +22,12 @@ struct PolicyReloadTests {
         file.control.socketPath = "/run/other.sock"
         file.providers.network = true
         file.outputs.allowHotplugDuringSession = true
+        file.preconditions.refuseVirtualMachine = true
+        file.audit.path = "/srv/audit.jsonl"
         let reload = PolicyReload(running: .builtIn, file: file)
-        #expect(reload.applied == ["app_lock", "assessment", "emergency", "guided_access"])
-        #expect(reload.needRestart == ["capture", "control", "kiosk", "outputs", "providers"])
+        #expect(reload.applied == ["app_lock", "assessment", "emergency", "guided_access", "preconditions"])
+        #expect(reload.needRestart == ["audit", "capture", "control", "kiosk", "outputs", "providers"])
+        #expect(reload.policy.preconditions == file.preconditions && reload.policy.audit == Policy.builtIn.audit)
         #expect(reload.policy.session.maximumTimeLimit == 120 && reload.policy.appLock == file.appLock)
         #expect(reload.policy.guidedAccess == file.guidedAccess && reload.policy.emergencyBinding == file.emergencyBinding)
         #expect(reload.policy.capture == Policy.builtIn.capture && reload.policy.kiosk == Policy.builtIn.kiosk)

@@ -129,6 +129,20 @@ struct SessionLifecycleTests {
         #expect(compositor.invariantViolations().isEmpty)
     }
 
+    @Test("unmet preconditions at begin: everything reverted, then failed(unsupported_configuration) with the list")
+    func preconditionsUnmetAtBegin() {
+        var compositor = CompositorDouble()
+        compositor.hookOutcome = { _ in .unsupported("nested: …; seat: …") }
+        let (id, app, now) = (first, app, t0)
+        let effects = compositor.run { $0.begin(id, client: app, role: .app, surface: .mappedToplevel, configuration: nil, now: now) }
+        let core = effects.withoutLogs
+        let revert = core.firstIndex(of: .revertRestrictions(first))
+        let failed = core.firstIndex { if case .send(_, .failed(.unsupportedConfiguration, "nested: …; seat: …")) = $0 { return true } else { return false } }
+        #expect(revert != nil && failed != nil && revert! < failed!)
+        #expect(compositor.held == nil && compositor.lockState == .inactive)
+        #expect(compositor.invariantViolations().isEmpty)
+    }
+
     @Test("the presentation wait is bounded; a timer that fires early is re-armed")
     func presentationTimeout() {
         var invigilator = Invigilator(policy: SessionPolicy(presentationTimeout: .milliseconds(500)))

@@ -25,6 +25,8 @@ struct ExamplePolicyTests {
         #expect(policy.appLock == Policy.builtIn.appLock)
         #expect(policy.guidedAccess == Policy.builtIn.guidedAccess)
         #expect(policy.control == Policy.builtIn.control)
+        #expect(policy.preconditions == Policy.builtIn.preconditions)
+        #expect(policy.audit == Policy.builtIn.audit)
     }
 
     @Test("the README shows the example as committed")

@@ -115,6 +115,15 @@ let invalidValues: [Invalid] = [
     Invalid("[providers]\nstate_directory = \"run/carrel\"", "providers.state_directory", line: 2, "absolute path", "got \"run/carrel\""),
     Invalid("[providers]\nverify_interval_ms = 5", "providers.verify_interval_ms", line: 2, "from 10 to 3600000, got 5"),
     Invalid("[providers]\nbluetooth = true", "providers.bluetooth", line: 2, "unknown key", "network, media"),
+    // [preconditions], [audit]
+    Invalid("[preconditions]\nwaive = [\"audit_log\"]", "preconditions.waive", line: 2, "\"audit_log\" cannot be waived", "nested, x_server, seat, policy_file"),
+    Invalid("[preconditions]\nwaive = [\"nested\", \"vm\"]", "preconditions.waive", line: 2, "\"vm\" cannot be waived"),
+    Invalid("[preconditions]\nwaive = \"nested\"", "preconditions.waive", line: 2, "array of strings"),
+    Invalid("[preconditions]\nvirtual_machine = \"deny\"", "preconditions.virtual_machine", line: 2, "\"report\"", "\"refuse\"", "got \"deny\""),
+    Invalid("[preconditions]\nseat = false", "preconditions.seat", line: 2, "unknown key", "waive, virtual_machine"),
+    Invalid("[audit]\npath = \"audit.jsonl\"", "audit.path", line: 2, "absolute path", "got \"audit.jsonl\""),
+    Invalid("[audit]\npath = \"/var/log/carrel/\"", "audit.path", line: 2, "no trailing /"),
+    Invalid("[audit]\nenabled = false", "audit.enabled", line: 2, "unknown key", "path"),
     // [control]
     Invalid("[control]\nsocket = \"control.sock\"", "control.socket", line: 2, "must be an absolute path", "got \"control.sock\""),
     Invalid("[control]\nsocket = \"/\(String(repeating: "x", count: 107))\"", "control.socket", line: 2, "at most 107 bytes", "got 108"),
@@ -197,6 +206,13 @@ struct PolicyFileTests {
             media = true
             state_directory = "/run/exam/providers"
             verify_interval_ms = 250
+
+            [preconditions]
+            waive = ["nested", "seat"]
+            virtual_machine = "refuse"
+
+            [audit]
+            path = "/srv/exam/audit.jsonl"
             """, file: "p.toml")
         #expect(policy.session.entitledRoles == [.app, .participant])
         #expect(policy.session.defaultTimeLimit == UInt32(90 * 60), "seconds")
@@ -217,6 +233,8 @@ struct PolicyFileTests {
         #expect(policy.control == ControlPolicy(socketPath: "/run/exam/ctl.sock", group: "examadmin"))
         #expect(policy.providers == ProvidersPolicy(network: true, media: true, stateDirectory: "/run/exam/providers",
                                                     verifyInterval: .milliseconds(250)))
+        #expect(policy.preconditions == PreconditionPolicy(waived: [.nested, .seat], refuseVirtualMachine: true))
+        #expect(policy.audit == AuditPolicy(path: "/srv/exam/audit.jsonl"))
     }
 
     @Test("the edges of every range are allowed")
@@ -263,6 +281,8 @@ struct PolicyFileTests {
         #expect(builtIn.appLock.allowedExecutables.isEmpty && builtIn.appLock.bannerDuration == .zero)
         #expect(builtIn.guidedAccess.passcodeHash == nil && builtIn.guidedAccess.unlockKeys == nil)
         #expect(builtIn.control.group == nil && builtIn.control.socketPath == "/run/carrel/control.sock")
+        #expect(builtIn.preconditions.waived.isEmpty && !builtIn.preconditions.refuseVirtualMachine)
+        #expect(builtIn.audit.path == "/var/log/carrel/audit.jsonl")
     }
 
     @Test("every problem is reported at once, in file order, each on its line")

@@ -13,6 +13,7 @@
 #include <wayland-server-protocol.h>
 #include <xkbcommon/xkbcommon.h>
 #include <systemd/sd-daemon.h>
+#include <systemd/sd-login.h>
 
 #include "xdg-shell-protocol.h"
 #include "carrel-assessment-v1-protocol.h"
@@ -134,6 +135,19 @@ struct wl_protocol_logger *carrel_install_subsurface_guard(struct wl_display *di
 /// wlroots-version-specific: re-check at the port whether the new version
 /// guards these handlers itself, then drop this.
 struct wl_protocol_logger *carrel_install_inert_xdg_guard(struct wl_display *display);
+
+/* The audit log's watch on requests (issue 7): calls `callback` for the few
+ * requests that can be blocked attempts, and for nothing else, so the hot
+ * paths pay a class-name check only. Kinds: */
+enum carrel_audit_request {
+    CARREL_AUDIT_BIND = 0,        /* wl_registry.bind; `interface` is the one asked for */
+    CARREL_AUDIT_RAISE = 1,       /* xdg_toplevel.set_fullscreen / set_maximized */
+    CARREL_AUDIT_CAPTURE = 2,     /* zwlr_screencopy_manager_v1.capture_output(_region) */
+    CARREL_AUDIT_SELECTION = 3,   /* wl_data_device.set_selection / start_drag, primary set_selection:
+                                     remembered, so a refusal that follows names its client */
+};
+typedef void (*carrel_audit_request_fn)(void *data, struct wl_client *client, int kind, const char *interface);
+struct wl_protocol_logger *carrel_install_audit_watch(struct wl_display *display, carrel_audit_request_fn callback, void *data);
 
 /// Frees a drag the compositor refused (never started). wlroots 0.15 frees a
 /// drag only when it ends or its data source goes; a refused drag without a

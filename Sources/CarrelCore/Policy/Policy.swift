@@ -25,6 +25,10 @@ public struct Policy: Sendable, Equatable {
     public var control: ControlPolicy
     /// Restrictions beyond the display (`[providers]`): network, media.
     public var providers: ProvidersPolicy
+    /// What the machine must be before a session begins (`[preconditions]`).
+    public var preconditions: PreconditionPolicy
+    /// Where the audit log goes (`[audit]`).
+    public var audit: AuditPolicy
 
     public init(
         session: SessionPolicy = SessionPolicy(),
@@ -37,7 +41,9 @@ public struct Policy: Sendable, Equatable {
         appLock: AppLockPolicy = AppLockPolicy(),
         guidedAccess: GuidedAccessPolicy = GuidedAccessPolicy(),
         control: ControlPolicy = ControlPolicy(),
-        providers: ProvidersPolicy = ProvidersPolicy()
+        providers: ProvidersPolicy = ProvidersPolicy(),
+        preconditions: PreconditionPolicy = PreconditionPolicy(),
+        audit: AuditPolicy = AuditPolicy()
     ) {
         self.session = session
         self.participants = participants
@@ -50,12 +56,15 @@ public struct Policy: Sendable, Equatable {
         self.guidedAccess = guidedAccess
         self.control = control
         self.providers = providers
+        self.preconditions = preconditions
+        self.audit = audit
     }
 
     /// No file: only the app role may begin sessions, no participants, no
     /// input method, no capture, no emergency binding, hot-plugging
     /// interrupts, no relaunching, no app-requested lock, no Guided Access,
-    /// control by root only.
+    /// control by root only, every precondition checked, the audit log at
+    /// its default path.
     public static let builtIn = Policy()
 }
 
@@ -191,5 +200,17 @@ public struct ControlPolicy: Sendable, Equatable {
     public init(socketPath: String = ControlPolicy.defaultSocketPath, group: String? = nil) {
         self.socketPath = socketPath
         self.group = group
+    }
+}
+
+/// `[audit]`: the tamper-evident log of sessions and blocked attempts.
+public struct AuditPolicy: Sendable, Equatable {
+    /// The JSON-lines file records are appended to.
+    public var path: String
+
+    public static let defaultPath = "/var/log/carrel/audit.jsonl"
+
+    public init(path: String = AuditPolicy.defaultPath) {
+        self.path = path
     }
 }

@@ -41,11 +41,13 @@ public struct PolicyReload: Sendable, Equatable {
         take("emergency", \.emergencyBinding)
         take("app_lock", \.appLock)
         take("guided_access", \.guidedAccess)
+        take("preconditions", \.preconditions)
         keep("capture", \.capture)
         keep("outputs", \.outputs)
         keep("kiosk", \.kiosk)
         keep("control", \.control)
         keep("providers", \.providers)
+        keep("audit", \.audit)
 
         policy = merged
         self.applied = applied.sorted()

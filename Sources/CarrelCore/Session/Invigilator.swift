@@ -206,11 +206,17 @@ public struct Invigilator: Sendable {
             return startPresentationWait(id, now: now, from: "restricting")
         case (.begin, .failed(let message)):
             return release(id, answer: .failed(.restrictionFailed, message: message), why: "a restriction could not be applied: \(message)")
+        case (.begin, .unsupported(let message)):
+            return release(id, answer: .failed(.unsupportedConfiguration, message: message), why: "preconditions unmet: \(message)")
         case (.update(let configuration, _), .applied):
             return applyUpdate(id, configuration: configuration, now: now) + startNextUpdate(id)
         case (.update, .failed(let message)):
             return [.send(id, .updateFailed(.restrictionFailed, message: message)),
                     log(.notice, "\(id): update_failed(restriction_failed): \(message); previous configuration holds")]
+                + startNextUpdate(id)
+        case (.update, .unsupported(let message)):
+            return [.send(id, .updateFailed(.unsupportedConfiguration, message: message)),
+                    log(.notice, "\(id): update_failed(unsupported_configuration): \(message); previous configuration holds")]
                 + startNextUpdate(id)
         }
     }

@@ -3,4 +3,8 @@ public enum RestrictionOutcome: Sendable, Hashable {
     case applied
     /// Nothing changed; `message` says which restriction could not be applied.
     case failed(String)
+    /// Nothing changed: the machine does not meet the policy's preconditions
+    /// (`message` lists every unmet one); the session fails with
+    /// `unsupported_configuration`.
+    case unsupported(String)
 }

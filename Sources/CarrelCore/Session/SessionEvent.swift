@@ -23,6 +23,19 @@ public enum SessionEvent: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The event's name in the protocol (and the audit log), its reason's
+    /// name and its message, if it has them.
+    public var parts: (name: String, reason: String?, message: String?) {
+        switch self {
+        case .began: return ("began", nil, nil)
+        case .failed(let reason, let message): return ("failed", reason.protocolName, message)
+        case .interrupted(let reason, let message): return ("interrupted", reason.protocolName, message)
+        case .ended: return ("ended", nil, nil)
+        case .updated: return ("updated", nil, nil)
+        case .updateFailed(let reason, let message): return ("update_failed", reason.protocolName, message)
+        }
+    }
+
     public var description: String {
         switch self {
         case .began: return "began"

@@ -1,0 +1,82 @@
+import CarrelAudit
+import CarrelCore
+import CarrelShim
+import Glibc
+
+/// Where the compositor tells the audit log what happened (issue 7), and the
+/// preconditions check before a session's restrictions go up.
+extension Server {
+    /// Opens the audit log and starts watching the requests that can be
+    /// blocked attempts. Called once, before any client connects.
+    func installAudit() throws {
+        let log = try AuditLog(path: options.policy.audit.path, loop: wl_display_get_event_loop(display), logger: logger)
+        log.subjectOf = { [unowned self] id in connectedClients().first { clientID($0) == id }.map(auditSubject) }
+        log.liveSession = { [unowned self] in restrictionsSession }
+        audit = log
+        roles.clientGone = { [unowned self] client in
+            audit.clientGone(auditSubject(client), session: restrictionsSession)
+        }
+        auditWatch = carrel_install_audit_watch(display, { data, client, kind, name in
+            let server = Unmanaged<Server>.fromOpaque(data!).takeUnretainedValue()
+            server.auditRequest(client: client!, kind: kind, name: String(cString: name!))
+        }, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Who `client` is, for a record.
+    func auditSubject(_ client: OpaquePointer) -> AuditSubject {
+        var pid: pid_t = 0
+        wl_client_get_credentials(client, &pid, nil, nil)
+        return AuditSubject(client: clientID(client), role: role(of: client).rawValue, pid: pid)
+    }
+
+    /// A request the C watch picked out: decide whether it is a blocked attempt.
+    private func auditRequest(client: OpaquePointer, kind: Int32, name: String) {
+        switch UInt32(kind) {
+        case CARREL_AUDIT_BIND.rawValue:
+            guard !roles.mayBind(interface: name, client: client) else { return }
+            blocked(AuditKind.forRefusedBind(interface: name), client: client,
+                    "bound \(name), a global it was not shown (the client is disconnected with a protocol error)")
+        case CARREL_AUDIT_RAISE.rawValue:
+            guard let restrictions, clientID(client) != restrictions.owner else { return }
+            blocked(AuditKind.focusSteal, client: client, "xdg_toplevel.\(name) during a session; ignored, its windows stay hidden")
+        case CARREL_AUDIT_CAPTURE.rawValue:
+            guard restrictions != nil else { return }
+            blocked(AuditKind.capture, client: client, "zwlr_screencopy_manager_v1.\(name) during a session; the frame fails")
+        case CARREL_AUDIT_SELECTION.rawValue:
+            selectionRequester = client
+        default:
+            return
+        }
+    }
+
+    /// A blocked attempt by `client` (nil: unknown).
+    func blocked(_ kind: String, client: OpaquePointer?, _ detail: String) {
+        audit.blocked(kind, subject: client.map(auditSubject), session: restrictionsSession, detail: detail)
+    }
+
+    /// The session whose restrictions are up, if any.
+    var restrictionsSession: SessionID? { restrictions?.session }
+
+    /// Checks the policy's preconditions for a session about to begin:
+    /// nil when met (the notes are logged), else every unmet one.
+    func unmetPreconditions(for session: SessionID) -> String? {
+        let observation = environment.observe(auditLogProblem: audit.problem)
+        let report = Preconditions.evaluate(observation, policy: activePolicy.preconditions)
+        for note in report.notes { logger.info("preconditions for \(session): \(note)") }
+        if report.isMet {
+            audit.record("preconditions", session: session, reason: "met", detail: report.notes.joined(separator: "; "))
+            return nil
+        }
+        logger.warning("preconditions for \(session): \(report.failureMessage)")
+        audit.record("preconditions", session: session, reason: "unmet",
+                     detail: report.failureMessage + (report.notes.isEmpty ? "" : "; notes: " + report.notes.joined(separator: "; ")))
+        return report.failureMessage
+    }
+
+    /// One line for the `started` record.
+    var auditStartDetail: String {
+        let policy = options.policyPath ?? "built-in policy"
+        let nested = environment.nestedIn.isEmpty ? "own display" : "nested in " + environment.nestedIn.joined(separator: ", ")
+        return "carrel pid \(getpid()), \(policy), \(nested); \(environment.virtualMachine.summary)"
+    }
+}

@@ -1,0 +1,129 @@
+import CarrelCore
+import CarrelShim
+import Glibc
+
+/// Reads what the session preconditions need from the machine (issue 7);
+/// Core's `Preconditions` decides. What cannot change while Carrel runs (the
+/// backend, virtual-machine signals) is read once; the rest at each begin.
+struct EnvironmentProbe {
+    /// The displays Carrel draws inside, from the backends wlroots chose.
+    let nestedIn: [String]
+    let virtualMachine: VirtualMachineSignals
+    let policyPath: String?
+
+    init(backend: UnsafeMutablePointer<wlr_backend>, policyPath: String?) {
+        nestedIn = Self.nestedBackends(backend)
+        virtualMachine = Self.virtualMachineSignals()
+        self.policyPath = policyPath
+    }
+
+    /// What the machine looks like now.
+    func observe(auditLogProblem: String?) -> EnvironmentObservation {
+        let unix = Self.readText("/proc/net/unix", limit: 16 << 20)
+        var observation = EnvironmentObservation(
+            nestedIn: nestedIn,
+            xServerSockets: unix.map { Preconditions.xServerSockets(procNetUnix: $0) } ?? [],
+            seat: Self.seat(),
+            auditLogProblem: auditLogProblem,
+            virtualMachine: virtualMachine)
+        if unix == nil {
+            // Unreadable: an X server cannot be ruled out (fail closed).
+            observation.xServerSockets = ["(unknown: /proc/net/unix could not be read)"]
+        }
+        if let policyPath {
+            observation.policyFile = Self.ownership(policyPath) ?? FileOwnership(path: policyPath, uid: UInt32.max, gid: UInt32.max, mode: 0o7777)
+            let directory = policyPath.lastIndex(of: "/").map { $0 == policyPath.startIndex ? "/" : String(policyPath[..<$0]) } ?? "."
+            observation.policyDirectory = Self.ownership(directory)
+        }
+        return observation
+    }
+
+    // MARK: - Readings
+
+    /// wlroots' x11 and wayland backends draw in a window of another display.
+    /// wlroots-version-specific (the multi-backend walk): re-check at the port.
+    private static func nestedBackends(_ backend: UnsafeMutablePointer<wlr_backend>) -> [String] {
+        final class Found {
+            var kinds: [String] = []
+            func visit(_ backend: UnsafeMutablePointer<wlr_backend>?) {
+                guard let backend else { return }
+                if wlr_backend_is_x11(backend) {
+                    kinds.append("an X server (DISPLAY=\(EnvironmentProbe.env("DISPLAY") ?? "unset"))")
+                } else if wlr_backend_is_wl(backend) {
+                    kinds.append("a Wayland compositor (WAYLAND_DISPLAY=\(EnvironmentProbe.env("WAYLAND_DISPLAY") ?? "wayland-0"))")
+                }
+            }
+        }
+        let found = Found()
+        if wlr_backend_is_multi(backend) {
+            wlr_multi_for_each_backend(backend, { child, data in
+                Unmanaged<Found>.fromOpaque(data!).takeUnretainedValue().visit(child)
+            }, Unmanaged.passUnretained(found).toOpaque())
+        } else {
+            found.visit(backend)
+        }
+        return found.kinds
+    }
+
+    /// The seat Carrel runs on and the other logind sessions on it.
+    private static func seat() -> SeatObservation {
+        let seat = env("XDG_SEAT") ?? "seat0"
+        guard sd_booted() > 0 else {
+            return .unknown("this machine was not booted with systemd, so logind cannot say which sessions \(seat) has")
+        }
+        var sessions: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+        let count = sd_seat_get_sessions(seat, &sessions, nil, nil)
+        guard count >= 0 else {
+            return .unknown("logind does not know \(seat): \(String(cString: strerror(-count)))")
+        }
+        var names: [String] = []
+        if let sessions {
+            for i in 0..<Int(count) {
+                if let name = sessions[i] { names.append(String(cString: name)); free(name) }
+            }
+            free(sessions)
+        }
+        var own: UnsafeMutablePointer<CChar>?
+        var mine: String?
+        if sd_pid_get_session(getpid(), &own) >= 0, let own {
+            mine = String(cString: own)
+            free(own)
+        }
+        return .sessions(seat: seat, others: names.filter { $0 != mine })
+    }
+
+    private static func virtualMachineSignals() -> VirtualMachineSignals {
+        var dmi: [String: String] = [:]
+        for field in ["sys_vendor", "product_name", "board_vendor", "bios_vendor"] {
+            if let value = readText("/sys/class/dmi/id/\(field)", limit: 4096) { dmi[field] = value }
+        }
+        return VirtualMachineSignals.detect(cpuinfo: readText("/proc/cpuinfo", limit: 8 << 20), dmi: dmi,
+                                            hypervisorType: readText("/sys/hypervisor/type", limit: 4096))
+    }
+
+    private static func ownership(_ path: String) -> FileOwnership? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileOwnership(path: path, uid: info.st_uid, gid: info.st_gid, mode: info.st_mode)
+    }
+
+    private static func env(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
+    /// A small text file's contents (at most `limit` bytes), or nil.
+    static func readText(_ path: String, limit: Int) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while bytes.count < limit {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return n == 0 ? String(decoding: bytes, as: UTF8.self) : nil }
+            bytes += chunk[0..<n]
+        }
+        return String(decoding: bytes.prefix(limit), as: UTF8.self)
+    }
+}
