@@ -5,7 +5,7 @@ CARREL_BUILD_PACKAGES=(pkg-config libwlroots-dev libwayland-dev libxkbcommon-dev
 CARREL_RUN_PACKAGES=(xvfb x11-apps imagemagick weston)
 CARREL_TEST_PACKAGES=(python3 python3-pytest python3-venv wayland-utils grim wf-recorder wl-clipboard wtype
   swaybg foot util-linux cage xwayland xdotool x11-utils
-  nftables iproute2 dbus dbus-daemon python3-dbus python3-gi)
+  nftables iproute2 dbus dbus-daemon python3-dbus python3-gi strace)
 
 # carrel_install_missing PACKAGE...: installs the packages not yet installed.
 # As root it runs apt-get; otherwise it uses sudo when available and says

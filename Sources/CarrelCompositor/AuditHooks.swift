@@ -44,9 +44,21 @@ extension Server {
             blocked(AuditKind.capture, client: client, "zwlr_screencopy_manager_v1.\(name) during a session; the frame fails")
         case CARREL_AUDIT_SELECTION.rawValue:
             selectionRequester = client
+            // During a session only the owner may touch the clipboard: any
+            // other client's request is refused, by wlroots (no serial of
+            // its input) or by Carrel, so it is recorded here, once.
+            guard let restrictions, restrictions.isolateClipboard, clientID(client) != restrictions.owner else { return }
+            blocked(AuditKind.clipboard, client: client, "\(name) during a session, from outside it; refused")
         default:
             return
         }
+    }
+
+    /// Carrel refused a selection or drag: recorded when it came from the
+    /// session's owner (anyone else's was recorded when it was asked for).
+    func selectionRefused(_ detail: String) {
+        guard let client = selectionRequester, clientID(client) == restrictions?.owner else { return }
+        blocked(AuditKind.clipboard, client: client, detail)
     }
 
     /// A blocked attempt by `client` (nil: unknown).

@@ -139,7 +139,10 @@ final class AuditLog {
             let subject = known ?? subjectOf(summary.key.client)
             let milliseconds = (summary.last.nanoseconds - summary.first.nanoseconds) / 1_000_000
             record(AuditEvent.blockedSummary, session: session, subject: subject,
-                   kind: summary.key.kind, detail: "\(summary.suppressed) more attempt(s) of this kind from this client within \(milliseconds) ms, counted rather than recorded one by one",
+                   kind: summary.key.kind,
+                   detail: summary.key.client == AuditThrottle.manyClients
+                       ? "\(summary.suppressed) more attempt(s) of this kind from many clients within \(milliseconds) ms, past the log's budget for all clients: counted rather than recorded one by one"
+                       : "\(summary.suppressed) more attempt(s) of this kind from this client within \(milliseconds) ms, counted rather than recorded one by one",
                    count: summary.suppressed)
         }
     }

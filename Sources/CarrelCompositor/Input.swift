@@ -85,7 +85,7 @@ final class Input {
             let event = data!.assumingMemoryBound(to: wlr_seat_request_set_selection_event.self).pointee
             guard server.maySetSelection(serial: event.serial) else {
                 server.logger.notice("refused a clipboard selection from a client outside the session")
-                server.blocked(AuditKind.clipboard, client: server.selectionRequester, "wl_data_device.set_selection during a session, from outside it (or without a serial of its input)")
+                server.selectionRefused("wl_data_device.set_selection without a serial of the focused session window's input")
                 if let source = event.source { wlr_data_source_destroy(source) }
                 return
             }
@@ -95,7 +95,7 @@ final class Input {
             let event = data!.assumingMemoryBound(to: wlr_seat_request_set_primary_selection_event.self).pointee
             guard server.maySetSelection(serial: event.serial) else {
                 server.logger.notice("refused a primary selection from a client outside the session")
-                server.blocked(AuditKind.clipboard, client: server.selectionRequester, "primary selection set during a session, from outside it (or without a serial of its input)")
+                server.selectionRefused("primary selection set without a serial of the focused session window's input")
                 if let source = event.source { wlr_primary_selection_source_destroy(source) }
                 return
             }
@@ -110,7 +110,7 @@ final class Input {
                 wlr_seat_start_pointer_drag(seat, event.drag, event.serial)
             } else {
                 server.logger.notice("refused a drag-and-drop")
-                server.blocked(AuditKind.clipboard, client: server.selectionRequester, "drag-and-drop refused (not from the session's windows, or without a pointer grab)")
+                server.selectionRefused("drag-and-drop refused (not from the session's windows, or without a pointer grab)")
                 WlrootsVersion.destroyRefusedDrag(event.drag)
             }
         }

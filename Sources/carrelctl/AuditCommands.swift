@@ -27,8 +27,10 @@ extension CarrelCtl.Audit {
         @Argument(help: ArgumentHelp("The audit log (default \(AuditPolicy.defaultPath)).", valueName: "file"))
         var file: String = AuditPolicy.defaultPath
 
-        @Flag(name: .long, help: "Print the result as one JSON object.")
-        var json = false
+        /// `--json`: the result as one JSON object (shared with every command;
+        /// `--socket` is not used: the log is read directly).
+        @OptionGroup var options: ControlOptions
+        var json: Bool { options.json }
 
         func run() throws {
             let text = try AuditFile.read(file)
@@ -68,8 +70,9 @@ extension CarrelCtl.Audit {
         @Argument(help: ArgumentHelp("The audit log (default \(AuditPolicy.defaultPath)).", valueName: "file"))
         var file: String = AuditPolicy.defaultPath
 
-        @Flag(name: .long, help: "Print the records as they are in the log (JSON lines).")
-        var json = false
+        /// `--json`: the records as they are in the log (JSON lines).
+        @OptionGroup var options: ControlOptions
+        var json: Bool { options.json }
 
         func run() throws {
             let text = try AuditFile.read(file)

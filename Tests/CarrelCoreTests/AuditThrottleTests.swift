@@ -57,3 +57,22 @@ struct AuditKindTests {
         #expect(AuditKind.forRefusedBind(interface: "zwlr_layer_shell_v1") == AuditKind.hiddenGlobal)
     }
 }
+
+@Suite("Audit throttle across clients")
+struct AuditThrottleGlobalTests {
+    @Test("10,000 clients with one attempt each: the global budget in full, the rest counted under many clients")
+    func manyClients() {
+        let t0 = Instant(nanoseconds: 1_000_000_000)
+        var throttle = AuditThrottle(burst: 5, globalBurst: 100, window: .seconds(10))
+        var recorded = 0
+        for i in 1...10_000 {
+            let (decision, _) = throttle.admit(.init(client: ClientID(UInt64(i)), kind: "hidden_global"), now: t0.advanced(by: .microseconds(i)))
+            if decision == .record { recorded += 1 }
+        }
+        #expect(recorded == 100)
+        let summaries = throttle.expired(now: t0.advanced(by: .seconds(11)))
+        #expect(summaries.count == 1 && summaries[0].key.client == AuditThrottle.manyClients && summaries[0].suppressed == 9_900)
+        // A new window: the budget is back.
+        #expect(throttle.admit(.init(client: ClientID(1), kind: "hidden_global"), now: t0.advanced(by: .seconds(12))).0 == .record)
+    }
+}

@@ -542,7 +542,10 @@ def spawn_carrel(log):
     env = {k: v for k, v in os.environ.items() if k not in ("WAYLAND_DISPLAY", "DISPLAY")}
     env.update(XDG_RUNTIME_DIR=runtime, WLR_BACKENDS="headless", WLR_RENDERER="pixman")
     r, w = os.pipe()
-    proc = subprocess.Popen([binary, "--ready-fd", str(w), "--", "sh", "-c",
+    proc = subprocess.Popen([binary, "--ready-fd", str(w), "--audit-log", os.path.join(runtime, "audit.jsonl"),
+                             # A test machine: headless, no logind seat (README, Preconditions).
+                             "--waive-precondition", "nested", "--waive-precondition", "x_server",
+                             "--waive-precondition", "seat", "--", "sh", "-c",
                              'printf "%s\\n" "$WAYLAND_DISPLAY" > "$0.tmp" && mv "$0.tmp" "$0" && exec sleep 100000',
                              str(record)], env=env, pass_fds=(w,), stdout=log, stderr=log,
                             start_new_session=True)

@@ -35,6 +35,10 @@ Commands:
   allow C FEATURE | participant C ID | time_limit C SECONDS | destroy_config C
   begin S M W C|null        manager M begins session S for surface W
   end S | update S C | destroy S
+  flood_selection N         wl_data_device.set_selection(null, 0) N times back to
+                            back (blocked attempts during a session); prints
+                            `flooded N` once they are sent (sync to know they arrived)
+  fullscreen W              xdg_toplevel.set_fullscreen on W (a raise attempt)
   watch_selection           bind wl_seat and a wl_data_device; prints
                             `selection none` or `selection offer MIME,...`
   sync TAG                  prints `synced TAG` after a wl_display.sync round trip
@@ -302,6 +306,20 @@ class Client:
         device.dispatcher["selection"] = on_selection
         self.keep += [manager, device]
 
+    def flood_selection(self, count: int) -> None:
+        wl = self.wl
+        if self.seat is None:
+            self.seat = self._bind(wl.WlSeat, 5)
+        manager = self._bind(wl.WlDataDeviceManager, 3)
+        device = manager.get_data_device(self.seat)
+        self.keep += [manager, device]
+        for i in range(count):
+            device.set_selection(None, 0)
+            if i % 256 == 255:
+                self.display.flush()
+        self.display.flush()
+        emit("flooded", count)
+
     def popup_cycle(self, kind: str) -> None:
         """Asks for a popup tree with a cycle, then destroys it (what crashed wlroots 0.15):
         `self`: an xdg_surface's popup whose parent is that xdg_surface;
@@ -407,6 +425,10 @@ class Client:
             xdg_surface.destroy()
         elif op == "watch_selection":
             self.watch_selection()
+        elif op == "flood_selection":
+            self.flood_selection(int(args[0]))
+        elif op == "fullscreen":
+            self.roles[args[0]][1].set_fullscreen(None)
         elif op == "sync":
             self.sync(args[0])
         elif op == "exit":

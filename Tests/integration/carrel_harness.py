@@ -274,6 +274,7 @@ class Carrel:
     ready_read_fd: Optional[int]
     socket_name: Optional[str] = None
     _clients: int = field(default=0)
+    audit_log: Optional[Path] = None
 
     @property
     def pid(self) -> int:
@@ -364,6 +365,13 @@ class Carrel:
             self.ready_read_fd = None
 
 
+# Preconditions a test machine cannot meet: Carrel runs headless or nested in
+# Xvfb (where an X server listens), there is no logind seat, and the policy
+# files tests write belong to the test user. Waived for testing only; the
+# preconditions tests check each of them unwaived.
+TEST_WAIVERS = ("nested", "x_server", "seat", "policy_file")
+
+
 class CarrelFactory:
     """What the `carrel` fixture hands a test: starts carrel processes for it."""
 
@@ -376,7 +384,12 @@ class CarrelFactory:
 
     def start(self, app: Optional[Sequence[str]] = None, *, args: Sequence[str] = (),
               backend: str = "headless", env: Optional[Mapping[str, str]] = None,
-              wait_ready: bool = True, ready_fd: bool = True) -> Carrel:
+              wait_ready: bool = True, ready_fd: bool = True,
+              waive: Sequence[str] = TEST_WAIVERS, audit_log: Optional[Path] = None) -> Carrel:
+        """Starts carrel. `waive`: the preconditions this test machine cannot
+        meet (a headless or nested display, no logind seat, policy files the
+        test user owns); test_preconditions passes fewer. `audit_log`: default
+        a file in the test's log directory (shown with the logs)."""
         binary = carrel_bin()
         runtime = make_runtime_dir()
         self.runtime_dirs.append(runtime)
@@ -390,6 +403,10 @@ class CarrelFactory:
         if env:
             full_env.update(env)
         argv = [str(binary), "--log-level", log_level()]
+        audit = audit_log or self.logdir / f"carrel{index}-audit.jsonl"
+        argv += ["--audit-log", str(audit)]
+        for name in waive:
+            argv += ["--waive-precondition", name]
         rfd = wfd = None
         if ready_fd:
             rfd, wfd = os.pipe()
@@ -406,6 +423,7 @@ class CarrelFactory:
             if wfd is not None:
                 os.close(wfd)
         c = Carrel(self.procs, self.logdir, runtime, proc, out, err, argv, full_env, rfd)
+        c.audit_log = audit
         self.started.append(c)
         if wait_ready:
             c.wait_ready()

@@ -81,7 +81,10 @@ class Soak:
         self.carrel_log = open(self.work / "carrel.log", "wb")
         r, w = os.pipe()
         self.carrel = subprocess.Popen(
-            [self.args.carrel, "--ready-fd", str(w), "--", "sh", "-c",
+            [self.args.carrel, "--ready-fd", str(w), "--audit-log", str(self.work / "audit.jsonl"),
+             # A test machine: headless, no logind seat (see README, Preconditions).
+             "--waive-precondition", "nested", "--waive-precondition", "x_server",
+             "--waive-precondition", "seat", "--", "sh", "-c",
              'printf "%s\\n" "$WAYLAND_DISPLAY" > "$0.tmp" && mv "$0.tmp" "$0" && exec sleep 1000000',
              str(record)], env=env, pass_fds=(w,), stdout=self.carrel_log, stderr=self.carrel_log,
             start_new_session=True)

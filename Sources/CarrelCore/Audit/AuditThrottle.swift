@@ -2,7 +2,11 @@
 /// kind of attempt from each client, the first `burst` in a window are
 /// recorded in full; the rest are only counted, and the count is written as
 /// one summary record when the window closes, the client goes, or a session
-/// changes state. Nothing is lost: recorded + summarised = attempted.
+/// changes state. Many clients at once (a program reconnecting in a loop)
+/// share a second budget, `globalBurst` full records per window across all
+/// clients; past it, attempts are counted per kind under `ClientID(0)`
+/// ("many clients"). Nothing is lost: recorded + summarised = attempted,
+/// and the disk used per window is bounded whatever clients do.
 ///
 /// ```swift
 /// var throttle = AuditThrottle(burst: 5, window: .seconds(10))
@@ -35,28 +39,55 @@ public struct AuditThrottle: Sendable {
     }
 
     public let burst: Int
+    public let globalBurst: Int
     public let window: Duration
     private var windows: [Key: Window] = [:]
+    private var globalStart: Instant?
+    private var globalRecorded = 0
 
-    public init(burst: Int = 5, window: Duration = .seconds(10)) {
-        precondition(burst >= 1, "a throttle records at least one attempt per window")
+    /// The key under which attempts past the global budget are counted.
+    public static let manyClients = ClientID(0)
+
+    public init(burst: Int = 5, globalBurst: Int = 100, window: Duration = .seconds(10)) {
+        precondition(burst >= 1 && globalBurst >= burst, "a throttle records at least one attempt per window")
         self.burst = burst
+        self.globalBurst = globalBurst
         self.window = window
     }
 
     /// Whether this attempt is recorded in full or counted; a window of the
     /// same key that has closed is summarised first (returned).
     public mutating func admit(_ key: Key, now: Instant) -> (Decision, Summary?) {
+        if let start = globalStart, start.advanced(by: window) > now {
+            if globalRecorded >= globalBurst && key.client != Self.manyClients {
+                // Past the budget for everyone: counted under "many clients".
+                let (_, closed) = admit(Key(client: Self.manyClients, kind: key.kind), now: now, counted: true)
+                return (.suppress, closed)
+            }
+        } else {
+            globalStart = now
+            globalRecorded = 0
+        }
+        let result = admit(key, now: now, counted: false)
+        if result.0 == .record { globalRecorded += 1 }
+        return result
+    }
+
+    private mutating func admit(_ key: Key, now: Instant, counted: Bool) -> (Decision, Summary?) {
         var closed: Summary?
         if let current = windows[key], current.start.advanced(by: window) <= now {
             closed = Self.summary(key, current)
             windows[key] = nil
         }
         guard var current = windows[key] else {
+            if counted {
+                windows[key] = Window(start: now, recorded: 0, suppressed: 1, firstSuppressed: now, lastSuppressed: now)
+                return (.suppress, closed)
+            }
             windows[key] = Window(start: now, recorded: 1, suppressed: 0, firstSuppressed: now, lastSuppressed: now)
             return (.record, closed)
         }
-        if current.recorded < burst {
+        if current.recorded < burst && !counted {
             current.recorded += 1
             windows[key] = current
             return (.record, closed)

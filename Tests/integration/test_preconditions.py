@@ -1,0 +1,155 @@
+"""Preconditions (issue 7): before a session's restrictions go up, Carrel checks
+the machine the policy requires and fails `begin` with unsupported_configuration
+listing every unmet requirement, not just the first.
+
+This machine really is unfit for an exam, which is what the tests use: Carrel
+runs nested in an X server (Xvfb, x11 backend), next to a listening X server,
+with no logind seat (not booted with systemd), under a policy file anyone may
+write. Each test waives (for testing, as the policy allows) only what it is
+not about. Expectations that depend on the machine (is there a logind? does
+the CPU report a hypervisor?) are read here independently of Carrel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import carrel_harness as h
+from test_assessment import UNSUPPORTED_CONFIGURATION, World, client_python, pywayland_protocols, start_xvfb  # noqa: F401
+
+ALL = ("nested", "x_server", "seat", "policy_file")
+SYSTEMD = Path("/run/systemd/system").is_dir()  # sd_booted()'s own test
+
+
+def hypervisor_flag() -> bool:
+    with open("/proc/cpuinfo") as f:
+        return any(line.startswith("flags") and " hypervisor" in line for line in f)
+
+
+def unfit_policy(tmp_path: Path, text: str = "") -> Path:
+    """A policy file anyone may write (and, run as an ordinary user, not root's)."""
+    path = tmp_path / "policy.toml"
+    path.write_text(text)
+    os.chmod(path, 0o666)
+    return path
+
+
+def begin_once(world: World) -> str:
+    """The app begins a session; returns the event line it heard."""
+    app = world.client("exam")
+    app.bind()
+    app.map()
+    app.begin("s")
+    return app.expect(r"session s (began|failed (\d+) (.*))").group(0)
+
+
+def audit_records(c) -> list:
+    return [json.loads(line) for line in Path(c.audit_log).read_text().splitlines()]
+
+
+@pytest.fixture
+def unfit(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols):
+    """Starts carrel nested in Xvfb under a writable policy, waiving `waive`."""
+    display = start_xvfb(procs, logdir, logs)
+
+    def start(waive=(), policy_text="", args=()):
+        policy = unfit_policy(tmp_path, policy_text)
+        return World(_Factory(carrel, waive), procs, logdir, logs, tmp_path, client_python,
+                     pywayland_protocols, backend="x11", env={"DISPLAY": display},
+                     args=["--policy", str(policy), *args])
+    return start
+
+
+class _Factory:
+    """Hands World a factory that waives exactly `waive`."""
+
+    def __init__(self, factory, waive) -> None:
+        self.factory, self.waive = factory, tuple(waive)
+
+    def start(self, **kwargs):
+        return self.factory.start(waive=self.waive, **kwargs)
+
+
+def test_every_unmet_precondition_is_listed_not_just_the_first(unfit):
+    world = unfit()
+    heard = begin_once(world)
+    assert heard.startswith(f"session s failed {UNSUPPORTED_CONFIGURATION} "), heard
+    expected = ["nested", "x_server", "policy_file"] + ([] if SYSTEMD else ["seat"])
+    for name in expected:
+        assert f"{name}: " in heard, f"{name} not listed in {heard!r}"
+    assert f"preconditions ({len(expected)})" in heard, heard
+    assert "DISPLAY=:" in heard and "/tmp/.X11-unix/X" in heard, heard
+    assert "writable by everyone" in heard, heard
+    # The audit log says the same, and no restriction went up.
+    records = audit_records(world.carrel)
+    pre = [r for r in records if r["event"] == "preconditions"]
+    assert len(pre) == 1 and pre[0]["reason"] == "unmet" and pre[0]["session"] == 1, pre
+    assert not any(r["event"] == "restrictions_applied" for r in records), records
+    failed = [r for r in records if r["event"] == "failed"]
+    assert failed and failed[0]["reason"] == "unsupported_configuration", records
+    world.alive()
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_each_precondition_alone_is_listed(unfit, name):
+    if name == "seat" and SYSTEMD:
+        pytest.skip("this machine runs logind: the seat check can be met here")
+    world = unfit(waive=[n for n in ALL if n != name])
+    heard = begin_once(world)
+    assert heard.startswith(f"session s failed {UNSUPPORTED_CONFIGURATION} "), heard
+    assert "preconditions (1): " + name + ": " in heard, heard
+    for other in ALL:
+        if other != name:
+            assert f"; {other}: " not in heard and f"(1): {other}: " not in heard, heard
+    # What was waived is said, never silently skipped.
+    notes = [r["detail"] for r in audit_records(world.carrel) if r["event"] == "preconditions"]
+    assert any("waived by the policy (testing only)" in n for n in notes), notes
+
+
+def test_with_every_waiver_the_session_begins_and_the_waivers_are_recorded(unfit):
+    world = unfit(waive=ALL)
+    heard = begin_once(world)
+    assert heard == "session s began", heard
+    pre = [r for r in audit_records(world.carrel) if r["event"] == "preconditions"]
+    assert pre and pre[0]["reason"] == "met", pre
+    for name in ("nested", "x_server", "policy_file"):
+        assert f"{name} waived by the policy (testing only)" in pre[0]["detail"], pre
+
+
+def test_an_audit_log_that_cannot_be_written_fails_every_begin(unfit):
+    """/dev/full accepts the open and refuses every write (ENOSPC): evidence
+    would be lost, so no session may begin. This one cannot be waived."""
+    world = unfit(waive=ALL, args=["--audit-log", "/dev/full"])
+    heard = begin_once(world)
+    assert heard.startswith(f"session s failed {UNSUPPORTED_CONFIGURATION} "), heard
+    assert "preconditions (1): audit_log: " in heard and "No space left on device" in heard, heard
+
+
+@pytest.mark.parametrize("setting", ["report", "refuse"])
+def test_a_virtual_machine_is_reported_and_refused_only_when_the_policy_says(unfit, setting):
+    world = unfit(waive=ALL, policy_text=f'[preconditions]\nvirtual_machine = "{setting}"\n')
+    heard = begin_once(world)
+    stderr = world.carrel.stderr_path.read_text(errors="replace")
+    if hypervisor_flag():
+        assert "runs in a virtual machine: the CPU reports the hypervisor flag (/proc/cpuinfo)" in stderr, stderr[-3000:]
+        if setting == "refuse":
+            assert heard.startswith(f"session s failed {UNSUPPORTED_CONFIGURATION} "), heard
+            assert "(1): virtual_machine: " in heard and "hypervisor flag" in heard, heard
+        else:
+            assert heard == "session s began", heard
+    else:
+        # No signal: Carrel says where it looked rather than guessing.
+        assert "no sign of a virtual machine (checked /proc/cpuinfo flags" in stderr, stderr[-3000:]
+        assert heard == "session s began", heard
+
+
+@pytest.mark.parametrize("name", ["audit_log", "virtual_machine", "everything"])
+def test_only_the_testing_waivers_exist(name):
+    r = h.run_carrel_cli(["--waive-precondition", name, "--print-globals", "app"])
+    assert r.returncode != 0, r
+    assert f"--waive-precondition {name}: not a precondition that can be waived" in r.stderr, r.stderr
+    assert "nested, x_server, seat, policy_file" in r.stderr, r.stderr
