@@ -34,6 +34,7 @@ let package = Package(
         .executable(name: "carrelctl", targets: ["carrelctl"]),
         .library(name: "CarrelCore", targets: ["CarrelCore"]),
         .library(name: "AssessmentKit", targets: ["AssessmentKit"]),
+        .library(name: "CarrelAudit", targets: ["CarrelAudit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

@@ -21,6 +21,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "CarrelCore", package: "Carrel"),
+                .product(name: "CarrelAudit", package: "Carrel"),
             ],
             path: "Benchmarks/CoreBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]

@@ -71,6 +71,9 @@ final class AuditLog {
 
     // MARK: - Recording
 
+    /// Set by `close`: nothing more is written.
+    private var closed = false
+
     /// Appends one record; `sync`: on disk before this returns.
     func record(_ event: String, session: SessionID? = nil, subject: AuditSubject? = nil, reason: String? = nil,
                 kind: String? = nil, detail: String? = nil, count: UInt64? = nil, sync: Bool = false) {
@@ -112,8 +115,12 @@ final class AuditLog {
 
     /// Carrel is stopping: every count, then `stopped`, on disk.
     func close(detail: String) {
+        guard !closed else { return }
         summariseAll(session: nil)
         record(AuditEvent.stopped, detail: detail, sync: true)
+        closed = true
+        if let timer { wl_event_source_remove(timer) }
+        timer = nil
         logger.notice("audit: \(path) closed at seq \(chain.seq), chain head \(chain.head)")
     }
 

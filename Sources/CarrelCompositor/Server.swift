@@ -372,13 +372,17 @@ public final class Server {
         controlSocket = nil
         assessment.shutdown()
         providerHost?.shutdown()
-        audit?.close(detail: "carrel pid \(getpid()) stopping with status \(exitStatus)")
         for source in signalSources { wl_event_source_remove(source) }
         signalSources.removeAll()
         hotplugHook?.remove()
         hotplugHook = nil
         roles.close()
         wl_display_destroy_clients(display)
+        // After the clients: their sessions' last records and pending counts
+        // come before `stopped`.
+        audit?.close(detail: "carrel pid \(getpid()) stopping with status \(exitStatus)")
+        if let auditWatch { wl_protocol_logger_destroy(auditWatch) }
+        auditWatch = nil
         for decoration in decorations { decoration.detach() }
         decorations.removeAll()
         input.destroy()

@@ -262,3 +262,44 @@ def test_a_crash_loses_nothing_that_was_announced_and_the_chain_continues(carrel
     r = audit(carrelctl, "show", "--session", "1", "--run", runs[0], "--json", str(log))
     earlier = [json.loads(line) for line in r.stdout.splitlines()]
     assert earlier[-1]["event"] == "began", earlier
+
+
+def guessed_bind(socket_path: str, interface: str) -> tuple:
+    """A raw client binds global name 1 as `interface` (a global it was never
+    shown: pywayland cannot even name such an interface); returns the
+    protocol error Carrel sent, or None."""
+    import struct
+    import sys
+    sys.path.insert(0, str(h.REPO / "Tests" / "fuzz"))
+    from carrel_fuzz import Conn, message, wl_string
+
+    conn = Conn(socket_path)
+    conn.registry = 2
+    conn.send(message(1, 1, struct.pack("<I", 2)))  # wl_display.get_registry
+    conn.roundtrip(3, 5.0)
+    body = struct.pack("<I", 1) + wl_string(interface.encode()) + struct.pack("<II", 1, 4)
+    conn.send(message(2, 0, body))  # wl_registry.bind(1, interface, 1, new id 4)
+    deadline = time.monotonic() + 5
+    while conn.error is None and not conn.closed and time.monotonic() < deadline:
+        conn.pump(0.1)
+    conn.close()
+    return conn.error
+
+
+@pytest.mark.parametrize("interface,kind", [
+    ("zwp_virtual_keyboard_manager_v1", "virtual_input"),
+    ("zwlr_virtual_pointer_manager_v1", "virtual_input"),
+    ("zwlr_screencopy_manager_v1", "capture"),
+    ("zwlr_layer_shell_v1", "hidden_global"),
+])
+def test_guessed_binds_are_recorded_by_what_they_tried(world, interface, kind):
+    app = start_session(world)
+    public = str(world.carrel.runtime_dir / world.carrel.socket_name)
+    error = guessed_bind(public, interface)
+    assert error is not None and "invalid" in error[2], f"the bind of {interface} was not refused: {error}"
+    app.sync()
+    app.send("end s")
+    app.expect("session s ended")
+    mine = [r for r in records(world.carrel.audit_log) if r["event"] == "blocked" and r.get("pid") == os.getpid()]
+    assert [(r["kind"], r["session"]) for r in mine] == [(kind, 1)], mine
+    assert interface in mine[0]["detail"], mine

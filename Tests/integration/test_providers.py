@@ -461,6 +461,19 @@ def test_media_bus_lost_mid_session_interrupts_with_integrity(carrel, procs, log
     a.send("end s")
     a.expect("session s ended")
     w.alive()
+    # The audit log has the failed verify, before the interruption it caused.
+    events = audit_events(w)
+    failed = [i for i, e in enumerate(events) if e[0] == "provider_failed"]
+    interrupted = [i for i, e in enumerate(events) if e[0] == "interrupted"]
+    assert failed and events[failed[0]][1] == "verify" and "media" in events[failed[0]][2], events
+    assert interrupted and failed[0] < interrupted[0], events
+
+
+def audit_events(w) -> list:
+    """The carrel's audit records, (event, reason, detail)."""
+    import json
+    return [(r["event"], r.get("reason"), r.get("detail", ""))
+            for r in map(json.loads, Path(w.carrel.audit_log).read_text().splitlines())]
 
 
 def test_media_without_a_session_bus_fails_closed(carrel, procs, logdir, logs, tmp_path,
@@ -476,3 +489,4 @@ def test_media_without_a_session_bus_fails_closed(carrel, procs, logdir, logs, t
     assert m.group(1) != "began", "began without the media restriction it was asked for"
     assert int(m.group(2)) == RESTRICTION_FAILED and "media" in m.group(3), m.group(0)
     w.alive()
+    assert [e[:2] for e in audit_events(w) if e[0] == "provider_failed"] == [("provider_failed", "apply")], audit_events(w)

@@ -3,6 +3,7 @@
 // cost well under a microsecond per call (issue 6).
 
 import Benchmark
+import CarrelAudit
 import CarrelCore
 #if canImport(Glibc)
 import Glibc
@@ -99,6 +100,32 @@ let benchmarks: @Sendable () -> Void = {
             for _ in benchmark.scaledIterations {
                 blackHole(SceneAudit.violations(entries, under: restrictions))
             }
+        }
+    }
+
+    // The audit log (issue 7): the cost of one record in full (JSON and
+    // SHA-256, before the write), and of one attempt a flood has made a count.
+    Benchmark("AuditChain.append (one blocked-attempt record: JSON + SHA-256)",
+              configuration: .init(scalingFactor: .kilo)) { benchmark in
+        var chain = AuditChain(resumingAfter: nil)
+        let record = AuditRecord(time: "2026-11-23T10:47:29.594Z", run: "8b3526b91a749fcf", event: "blocked",
+                                 session: 1, role: "untrusted", pid: 4301, kind: "clipboard",
+                                 detail: "set_selection during a session, from outside it; refused")
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(chain.append(record))
+        }
+    }
+
+    Benchmark("AuditThrottle.admit (an attempt past the burst: counted)",
+              configuration: .init(scalingFactor: .kilo)) { benchmark in
+        var throttle = AuditThrottle()
+        let key = AuditThrottle.Key(client: ClientID(7), kind: "clipboard")
+        let now = Instant(nanoseconds: 1_000_000_000)
+        for _ in 0..<10 { _ = throttle.admit(key, now: now) }
+        benchmark.startMeasurement()
+        for _ in benchmark.scaledIterations {
+            blackHole(throttle.admit(key, now: now))
         }
     }
 }
