@@ -283,6 +283,8 @@ public final class Server {
             throw CompositorError.backend("the backend did not start (no seat, no outputs, or no access to them)")
         }
         installSignalHandlers()
+        audit.record(AuditEvent.started, detail: auditStartDetail, sync: true)
+        logger.notice("audit log \(audit.path) (run \(audit.run)); \(environment.virtualMachine.summary)")
         controlSocket = try openControlSocket()
         if OutputHotplugHook.isEnabled {
             hotplugHook = OutputHotplugHook(display: display, backend: backend)
@@ -301,8 +303,6 @@ public final class Server {
                                         giveUp: { [unowned self] status in stop(status: status) })
             }
         }
-        audit.record(AuditEvent.started, detail: auditStartDetail, sync: true)
-        logger.notice("audit log \(audit.path) (run \(audit.run)); \(environment.virtualMachine.summary)")
         logger.notice("listening on \(publicSocketName) (public) and \(appSocket) (app)")
         Readiness.announce(socketName: publicSocketName, readyFD: options.readyFD, logger: logger)
 
