@@ -31,7 +31,9 @@ struct EnvironmentProbe {
             observation.xServerSockets = ["(unknown: /proc/net/unix could not be read)"]
         }
         if let policyPath {
-            observation.policyFile = Self.ownership(policyPath) ?? FileOwnership(path: policyPath, uid: UInt32.max, gid: UInt32.max, mode: 0o7777)
+            // Gone or unreadable since Carrel started: nobody can vouch for it.
+            observation.policyFile = Self.ownership(policyPath)
+                ?? .unreadable(policyPath, because: String(cString: strerror(errno)))
             let directory = policyPath.lastIndex(of: "/").map { $0 == policyPath.startIndex ? "/" : String(policyPath[..<$0]) } ?? "."
             observation.policyDirectory = Self.ownership(directory)
         }

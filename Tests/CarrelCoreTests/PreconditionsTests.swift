@@ -60,6 +60,8 @@ struct PreconditionsTests {
         #expect(FileOwnership(path: "p", uid: 0, gid: 100, mode: 0o100664).problem?.contains("writable by group 100") == true)
         #expect(FileOwnership(path: "p", uid: 0, gid: 0, mode: 0o100646).problem?.contains("writable by everyone") == true)
         #expect(FileOwnership(path: "/tmp", uid: 0, gid: 0, mode: 0o41777).problem == nil)
+        #expect(FileOwnership.unreadable("/etc/carrel/policy.toml", because: "No such file or directory").problem
+                == "/etc/carrel/policy.toml cannot be examined: No such file or directory")
         var o = Self.clean
         o.policyDirectory = FileOwnership(path: "/srv/policy", uid: 0, gid: 0, mode: 0o40777)
         let report = Preconditions.evaluate(o, policy: PreconditionPolicy())

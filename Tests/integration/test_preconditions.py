@@ -153,3 +153,11 @@ def test_only_the_testing_waivers_exist(name):
     assert r.returncode != 0, r
     assert f"--waive-precondition {name}: not a precondition that can be waived" in r.stderr, r.stderr
     assert "nested, x_server, seat, policy_file" in r.stderr, r.stderr
+
+
+def test_a_policy_file_gone_since_start_cannot_be_vouched_for(unfit, tmp_path):
+    world = unfit(waive=["nested", "x_server", "seat"])
+    (tmp_path / "policy.toml").unlink()
+    heard = begin_once(world)
+    assert heard.startswith(f"session s failed {UNSUPPORTED_CONFIGURATION} "), heard
+    assert "(1): policy_file: " in heard and "policy.toml cannot be examined: No such file or directory" in heard, heard

@@ -82,6 +82,8 @@ public struct FileOwnership: Sendable, Equatable {
     public var uid: UInt32
     public var gid: UInt32
     public var mode: UInt32
+    /// Why it could not be examined (gone, no permission), if so.
+    public var unreadable: String?
 
     public init(path: String, uid: UInt32, gid: UInt32, mode: UInt32) {
         self.path = path
@@ -90,11 +92,19 @@ public struct FileOwnership: Sendable, Equatable {
         self.mode = mode
     }
 
+    /// A file that could not be examined: nobody can vouch for it.
+    public static func unreadable(_ path: String, because reason: String) -> FileOwnership {
+        var file = FileOwnership(path: path, uid: .max, gid: .max, mode: 0)
+        file.unreadable = reason
+        return file
+    }
+
     /// Why someone besides root could change it, or nil: owned by root, not
     /// writable by others, writable by its group only when that is root's.
     /// A sticky directory (such as /tmp) still lets anyone add a file, but not
     /// replace root's: that counts as safe for the file it holds.
     public var problem: String? {
+        if let unreadable { return "\(path) cannot be examined: \(unreadable)" }
         var problems: [String] = []
         if uid != 0 { problems.append("owned by uid \(uid), not root") }
         if mode & 0o002 != 0 && mode & 0o1000 == 0 { problems.append("writable by everyone") }
