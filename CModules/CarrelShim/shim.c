@@ -200,12 +200,16 @@ struct wl_protocol_logger *carrel_install_popup_guard(struct wl_display *display
     return wl_display_add_protocol_logger(display, carrel_popup_guard, NULL);
 }
 
-int carrel_screencopy_fail_frames(struct wlr_screencopy_manager_v1 *manager, struct wlr_output *output) {
+int carrel_screencopy_fail_frames(struct wlr_screencopy_manager_v1 *manager, struct wlr_output *output,
+                                  void (*each)(void *data, struct wl_client *client), void *data) {
     int failed = 0;
     struct wlr_screencopy_frame_v1 *frame, *tmp;
     wl_list_for_each_safe(frame, tmp, &manager->frames, link) {
         if (output != NULL && frame->output != output) {
             continue;
+        }
+        if (each != NULL && frame->resource != NULL) {
+            each(data, wl_resource_get_client(frame->resource));
         }
         /* frame_handle_output_destroy: send failed, then destroy the frame. */
         frame->output_destroy.notify(&frame->output_destroy, frame->output);
@@ -539,9 +543,7 @@ static void carrel_audit_watch_request(void *user_data, enum wl_protocol_logger_
         }
         break;
     case 'z':
-        if (message->message_opcode <= 1 && strcmp(class, "zwlr_screencopy_manager_v1") == 0) {
-            watch->callback(watch->data, client, CARREL_AUDIT_CAPTURE, message->message->name);
-        } else if (message->message_opcode == 0 && strcmp(class, "zwp_primary_selection_device_v1") == 0) {
+        if (message->message_opcode == 0 && strcmp(class, "zwp_primary_selection_device_v1") == 0) {
             watch->callback(watch->data, client, CARREL_AUDIT_SELECTION, message->message->name);
         }
         break;

@@ -71,6 +71,20 @@ public enum AuditVerifier {
         /// The first line continues an earlier file (its prev is not zeros).
         public var continuesEarlierLog: Bool
         public var isIntact: Bool { broken == nil }
+
+        /// The report as one JSON object (`carrelctl audit verify --json`).
+        public func jsonLine() -> String {
+            struct Wire: Encodable {
+                var ok: Bool, records: Int, head: String, continues_earlier_log: Bool
+                var broken_line: Int?, reason: String?
+            }
+            let wire = Wire(ok: isIntact, records: records, head: head, continues_earlier_log: continuesEarlierLog,
+                            broken_line: broken?.line, reason: broken?.reason)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            // Strings and integers: encoding cannot fail.
+            return String(decoding: try! encoder.encode(wire), as: UTF8.self)
+        }
     }
 
     public struct Broken: Sendable, Equatable {

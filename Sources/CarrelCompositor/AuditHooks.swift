@@ -15,6 +15,7 @@ extension Server {
         audit = log
         roles.clientGone = { [unowned self] client in
             audit.clientGone(auditSubject(client), session: restrictionsSession)
+            if selectionRequester == client { selectionRequester = nil }
         }
         auditWatch = carrel_install_audit_watch(display, { data, client, kind, name in
             let server = Unmanaged<Server>.fromOpaque(data!).takeUnretainedValue()
@@ -29,28 +30,19 @@ extension Server {
         return AuditSubject(client: clientID(client), role: role(of: client).rawValue, pid: pid)
     }
 
-    /// A request the C watch picked out: decide whether it is a blocked attempt.
+    /// A request the C watch picked out; Core decides whether it is a blocked attempt.
     private func auditRequest(client: OpaquePointer, kind: Int32, name: String) {
+        let request: WatchedRequest
         switch UInt32(kind) {
-        case CARREL_AUDIT_BIND.rawValue:
-            guard !roles.mayBind(interface: name, client: client) else { return }
-            blocked(AuditKind.forRefusedBind(interface: name), client: client,
-                    "bound \(name), a global it was not shown (the client is disconnected with a protocol error)")
-        case CARREL_AUDIT_RAISE.rawValue:
-            guard let restrictions, clientID(client) != restrictions.owner else { return }
-            blocked(AuditKind.focusSteal, client: client, "xdg_toplevel.\(name) during a session; ignored, its windows stay hidden")
-        case CARREL_AUDIT_CAPTURE.rawValue:
-            guard restrictions != nil else { return }
-            blocked(AuditKind.capture, client: client, "zwlr_screencopy_manager_v1.\(name) during a session; the frame fails")
+        case CARREL_AUDIT_BIND.rawValue: request = .bind(interface: name, visible: roles.mayBind(interface: name, client: client))
+        case CARREL_AUDIT_RAISE.rawValue: request = .raise(request: name)
         case CARREL_AUDIT_SELECTION.rawValue:
             selectionRequester = client
-            // During a session only the owner may touch the clipboard: any
-            // other client's request is refused, by wlroots (no serial of
-            // its input) or by Carrel, so it is recorded here, once.
-            guard let restrictions, restrictions.isolateClipboard, clientID(client) != restrictions.owner else { return }
-            blocked(AuditKind.clipboard, client: client, "\(name) during a session, from outside it; refused")
-        default:
-            return
+            request = .selection(request: name)
+        default: return
+        }
+        if let attempt = BlockedAttempt.of(request, from: clientID(client), restrictions: restrictions) {
+            blocked(attempt.kind, client: client, attempt.detail)
         }
     }
 

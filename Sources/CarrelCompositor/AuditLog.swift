@@ -29,8 +29,6 @@ final class AuditLog {
     private let logger: Logger
     /// Why the log can no longer be trusted to hold everything, if so.
     private(set) var problem: String?
-    /// Lines written by this run, and how many of them were synced.
-    private(set) var written: UInt64 = 0
 
     /// Opens (creating it and its directory, mode 0750, when missing) the log
     /// at `path` and resumes its chain. Throws with what to do when it cannot.
@@ -82,7 +80,6 @@ final class AuditLog {
                                  detail: detail, count: count)
         let line = chain.append(record)
         guard writeAll(Array((line + "\n").utf8)) else { return }
-        written += 1
         if sync && fdatasync(fd) != 0 {
             fail("cannot flush the audit log \(path) to disk: \(String(cString: strerror(errno)))")
         }
@@ -144,13 +141,8 @@ final class AuditLog {
         for summary in summaries {
             // The client may have gone: then the summary names no one.
             let subject = known ?? subjectOf(summary.key.client)
-            let milliseconds = (summary.last.nanoseconds - summary.first.nanoseconds) / 1_000_000
-            record(AuditEvent.blockedSummary, session: session, subject: subject,
-                   kind: summary.key.kind,
-                   detail: summary.key.client == AuditThrottle.manyClients
-                       ? "\(summary.suppressed) more attempt(s) of this kind from many clients within \(milliseconds) ms, past the log's budget for all clients: counted rather than recorded one by one"
-                       : "\(summary.suppressed) more attempt(s) of this kind from this client within \(milliseconds) ms, counted rather than recorded one by one",
-                   count: summary.suppressed)
+            record(AuditEvent.blockedSummary, session: session, subject: subject, kind: summary.key.kind,
+                   detail: summary.detail, count: summary.suppressed)
         }
     }
 

@@ -717,7 +717,9 @@ extension Server {
     /// pending ones of `output` (nil: all) fail before anything is copied.
     func failCaptureFrames(on output: UnsafeMutablePointer<wlr_output>?) {
         guard restrictions != nil, let screencopy else { return }
-        let failed = WlrootsVersion.failCaptureFrames(screencopy, output: output)
+        let failed = WlrootsVersion.failCaptureFrames(screencopy, output: output) { client in
+            blocked(AuditKind.capture, client: client, "a screen capture frame asked for while a session holds restrictions; failed, nothing copied")
+        }
         if failed > 0 { logger.notice("failed \(failed) capture frame(s): a session holds restrictions") }
     }
 

@@ -66,10 +66,19 @@ enum WlrootsVersion {
     }
 
     /// Fails pending capture frames (of one output, or all): 0.15 offers no
-    /// call for it (see the shim). Returns how many failed.
+    /// call for it (see the shim). `each` hears every frame's client first.
+    /// Returns how many failed.
     @discardableResult
     static func failCaptureFrames(_ manager: UnsafeMutablePointer<wlr_screencopy_manager_v1>,
-                                  output: UnsafeMutablePointer<wlr_output>?) -> Int {
-        Int(carrel_screencopy_fail_frames(manager, output))
+                                  output: UnsafeMutablePointer<wlr_output>?,
+                                  each: (OpaquePointer) -> Void) -> Int {
+        withoutActuallyEscaping(each) { each in
+            var box = each
+            return withUnsafeMutablePointer(to: &box) { pointer in
+                Int(carrel_screencopy_fail_frames(manager, output, { data, client in
+                    data!.assumingMemoryBound(to: ((OpaquePointer) -> Void).self).pointee(client!)
+                }, pointer))
+            }
+        }
     }
 }

@@ -36,8 +36,7 @@ struct ControlClient {
 
     private func printError(_ failure: ControlFailure) {
         let text = failure.code == .permissionDenied ? "permission denied: \(failure.message)" : failure.message
-        let bytes = Array("carrelctl: \(text)\n".utf8)
-        _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+        Stderr.write("carrelctl: \(text)")
     }
 
     /// Connects, writes one line, reads one line.
@@ -131,5 +130,13 @@ enum Report {
         let clients = status.clients.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         lines.append("clients: \(clients)")
         return lines.joined(separator: "\n")
+    }
+}
+
+/// carrelctl's messages to people: one line on standard error.
+enum Stderr {
+    static func write(_ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
     }
 }

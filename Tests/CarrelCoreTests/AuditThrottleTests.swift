@@ -76,3 +76,39 @@ struct AuditThrottleGlobalTests {
         #expect(throttle.admit(.init(client: ClientID(1), kind: "hidden_global"), now: t0.advanced(by: .seconds(12))).0 == .record)
     }
 }
+
+@Suite("Blocked attempts")
+struct BlockedAttemptTests {
+    let owner = ClientID(1), stranger = ClientID(2)
+    var session: RestrictionSet {
+        RestrictionSet(session: SessionID(1), owner: owner, configuration: .mostRestrictive, policy: SessionPolicy())
+    }
+
+    @Test("a bind is an attempt only when the global was not shown, session or not")
+    func binds() {
+        #expect(BlockedAttempt.of(.bind(interface: "xdg_wm_base", visible: true), from: stranger, restrictions: session) == nil)
+        let hidden = BlockedAttempt.of(.bind(interface: "zwp_virtual_keyboard_manager_v1", visible: false), from: stranger, restrictions: nil)
+        #expect(hidden?.kind == AuditKind.virtualInput && hidden?.detail.contains("zwp_virtual_keyboard_manager_v1") == true)
+    }
+
+    @Test("raise and clipboard requests are attempts from anyone but the owner, during a session only")
+    func ownerOnly() {
+        for request in [WatchedRequest.raise(request: "set_fullscreen"), .selection(request: "set_selection")] {
+            #expect(BlockedAttempt.of(request, from: stranger, restrictions: nil) == nil)
+            #expect(BlockedAttempt.of(request, from: owner, restrictions: session) == nil)
+            #expect(BlockedAttempt.of(request, from: stranger, restrictions: session) != nil)
+        }
+        #expect(BlockedAttempt.of(.raise(request: "set_maximized"), from: stranger, restrictions: session)?.kind == AuditKind.focusSteal)
+        #expect(BlockedAttempt.of(.selection(request: "start_drag"), from: stranger, restrictions: session)?.kind == AuditKind.clipboard)
+    }
+
+    @Test("a summary says how many, from whom and over how long")
+    func summaryDetail() {
+        let t0 = Instant(nanoseconds: 1_000_000_000)
+        var throttle = AuditThrottle(burst: 1, window: .seconds(10))
+        let key = AuditThrottle.Key(client: ClientID(3), kind: "clipboard")
+        for i in 0..<3 { _ = throttle.admit(key, now: t0.advanced(by: .milliseconds(i * 20))) }
+        let summary = throttle.flush()[0]
+        #expect(summary.detail.hasPrefix("2 more attempt(s) of this kind from this client within 20 ms"))
+    }
+}

@@ -21,7 +21,7 @@ import pytest
 
 import carrel_harness as h
 from test_assessment import World, client_python, pywayland_protocols, world  # noqa: F401  (fixtures)
-from test_carrelctl import Ctl, _WithControlSocket, carrelctl, control_dir  # noqa: F401  (fixtures)
+from test_carrelctl import carrelctl, control_dir, ctl_world  # noqa: F401  (fixtures)
 
 ADMINISTRATIVE = 2
 TRANSITIONS = {"began", "failed", "interrupted", "ended", "updated", "update_failed"}
@@ -46,15 +46,6 @@ def session_events(driver, session: str = "s") -> list:
     return [line.split()[2] for line in driver.matching(rf"session {session} \w+.*")]
 
 
-@pytest.fixture
-def ctl_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
-              control_dir, carrelctl):
-    path = control_dir / "ctl" / "control.sock"
-    world = World(_WithControlSocket(carrel, path), procs, logdir, logs, tmp_path, client_python,
-                  pywayland_protocols)
-    return world, Ctl(carrelctl, path, logdir, logs)
-
-
 def start_session(world: World):
     app = world.client("exam")
     app.bind()
@@ -67,9 +58,9 @@ def start_session(world: World):
 def test_a_sessions_story_matches_what_the_client_saw(ctl_world, carrelctl):
     world, ctl = ctl_world
     app = start_session(world)
-    manager_name = re.search(r"global (\d+) carrel_assessment_manager_v1 ",
-                             "\n".join(app.matching(r"global \d+ carrel_assessment_manager_v1 \d+")) + " ")
-    assert manager_name, app.evidence()
+    globals_seen = app.matching(r"global \d+ carrel_assessment_manager_v1 \d+")
+    assert len(globals_seen) == 1, app.evidence()
+    manager_name = globals_seen[0].split()[1]
 
     # Attempts from outside the session, each of a different kind.
     intruder = world.client("intruder", role="untrusted")
@@ -80,7 +71,7 @@ def test_a_sessions_story_matches_what_the_client_saw(ctl_world, carrelctl):
     intruder.expect("flooded 3")
     intruder.sync()
     spy = world.client("spy", role="untrusted")
-    spy.send(f"bind_manager m {manager_name.group(1)}")  # a global it was never shown
+    spy.send(f"bind_manager m {manager_name}")  # a global it was never shown
     spy.protocol_error()
 
     # The proctor interrupts; the app ends the session.
@@ -130,7 +121,19 @@ def test_an_edited_byte_or_a_removed_record_is_found(world, carrelctl, tmp_path)
     assert [json.loads(x)["event"] for x in lines][0] == "started" and json.loads(lines[-1])["event"] == "stopped"
     r = audit(carrelctl, "verify", "--json", str(log))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert json.loads(r.stdout)["records"] == len(lines)
+    verified = json.loads(r.stdout)
+    assert verified["records"] == len(lines)
+    # The anchor for the chain's tail: the heads Carrel logged (at the session's
+    # end and when it closed the log) are the ones verify computes.
+    stderr = world.carrel.stderr_path.read_text(errors="replace")
+    ended = re.search(r"audit: session 1 ended; chain head ([0-9a-f]{64}) at seq (\d+)", stderr)
+    closed = re.search(r"closed at seq (\d+), chain head ([0-9a-f]{64})", stderr)
+    assert ended and closed, stderr[-3000:]
+    assert closed.group(2) == verified["head"] and int(closed.group(1)) == len(lines), (closed.groups(), verified)
+    upto = tmp_path / "upto-ended.jsonl"
+    upto.write_text("".join(lines[:int(ended.group(2))]))
+    r = audit(carrelctl, "verify", "--json", str(upto))
+    assert json.loads(r.stdout)["head"] == ended.group(1), (r.stdout, ended.groups())
 
     # One byte of the `began` record (its pid's last digit), still valid JSON.
     k = next(i for i, x in enumerate(lines) if json.loads(x)["event"] == "began")
@@ -220,10 +223,19 @@ def test_transitions_are_on_disk_before_the_client_hears_them(carrel, procs, log
             + "\n".join(lines[i:i + 12])
 
 
+def test_carrel_does_not_start_without_an_audit_log_it_can_write(carrel):
+    c = carrel.start(app=["true"], wait_ready=False, audit_log=Path("/proc/carrel-cannot/audit.jsonl"))
+    status = c.wait_exit()
+    stderr = c.stderr_path.read_text(errors="replace")
+    assert status != 0, f"carrel ran without its audit log\n{c.evidence()}"
+    assert "cannot create the audit log's directory /proc/carrel-cannot" in stderr and "--audit-log PATH" in stderr, stderr[-2000:]
+
+
 def test_a_crash_loses_nothing_that_was_announced_and_the_chain_continues(carrel, procs, logdir, logs,
                                                                           tmp_path, client_python,
                                                                           pywayland_protocols, carrelctl):
-    log = tmp_path / "audit.jsonl"
+    # A directory that does not exist yet: Carrel makes it, 0750, and the file 0640.
+    log = tmp_path / "var" / "log" / "carrel" / "audit.jsonl"
 
     class SameLog:
         def __init__(self, factory):
@@ -237,6 +249,7 @@ def test_a_crash_loses_nothing_that_was_announced_and_the_chain_continues(carrel
     os.kill(world.carrel.pid, signal.SIGKILL)  # the moment the client heard began
     world.carrel.wait_exit()
     first = records(log)
+    assert oct(log.parent.stat().st_mode & 0o777) == oct(0o750) and oct(log.stat().st_mode & 0o777) == oct(0o640)
     assert first[-1]["event"] == "began" and first[-1]["session"] == 1, first[-1]
     assert not any(r["event"] == "stopped" for r in first)
 

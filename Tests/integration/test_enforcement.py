@@ -8,6 +8,7 @@ output; attackers are real programs on the public socket (untrusted role).
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import time
@@ -360,6 +361,13 @@ def test_capture_enabled_by_policy_works_outside_sessions_and_fails_during(
     status, wrote, err = grim("app", "during")
     assert status not in (0, None) and not wrote, f"grim captured during the session: {err}"
     assert "capture frame" in w.carrel.stderr_path.read_text(), "carrel did not log failed frames"
+
+    # The audit log records each failed frame with its client: wf-recorder's.
+    def tried():
+        audited = [json.loads(line) for line in w.carrel.audit_log.read_text().splitlines()]
+        return [r for r in audited if r["event"] == "blocked" and r.get("pid") == recorder.pid]
+    assert h.wait_until(tried, 10), f"no capture attempt of wf-recorder in the audit log:\n{rec_log.read_text()[-1000:]}"
+    assert all(r["kind"] == "capture" and r["session"] == 1 and "frame" in r["detail"] for r in tried()), tried()
     end_exam(exam)
     assert grim("app", "after")[:2] == (0, True), "capture did not come back after ended"
     assert recorder.poll() is None, "wf-recorder died"

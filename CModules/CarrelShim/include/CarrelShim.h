@@ -109,8 +109,10 @@ struct wl_protocol_logger *carrel_install_popup_guard(struct wl_display *display
 /// NULL): the client hears `failed` and no pixels are copied. wlroots 0.15 has
 /// no call for this; the shim runs the frame's own output-destroy handler,
 /// which sends `failed` and frees the frame (version-specific: reads
-/// `wlr_screencopy_manager_v1.frames`). Returns how many frames failed.
-int carrel_screencopy_fail_frames(struct wlr_screencopy_manager_v1 *manager, struct wlr_output *output);
+/// `wlr_screencopy_manager_v1.frames`). `each` (may be NULL) hears the client
+/// of every frame before it fails (the audit log). Returns how many failed.
+int carrel_screencopy_fail_frames(struct wlr_screencopy_manager_v1 *manager, struct wlr_output *output,
+                                  void (*each)(void *data, struct wl_client *client), void *data);
 
 /// Refuses `wl_subsurface.place_above` / `place_below` on a subsurface whose
 /// parent surface was destroyed. wlroots 0.15 keeps such a subsurface with a
@@ -137,13 +139,14 @@ struct wl_protocol_logger *carrel_install_subsurface_guard(struct wl_display *di
 struct wl_protocol_logger *carrel_install_inert_xdg_guard(struct wl_display *display);
 
 /* The audit log's watch on requests (issue 7): calls `callback` for the few
- * requests that can be blocked attempts, and for nothing else, so the hot
- * paths pay a class-name check only. Kinds: */
+ * requests that can be blocked attempts, and for nothing else; other
+ * requests cost a switch on their class name's first letter and, for a few,
+ * a string compare. (Capture is recorded where frames fail, see
+ * carrel_screencopy_fail_frames.) Kinds: */
 enum carrel_audit_request {
     CARREL_AUDIT_BIND = 0,        /* wl_registry.bind; `interface` is the one asked for */
     CARREL_AUDIT_RAISE = 1,       /* xdg_toplevel.set_fullscreen / set_maximized */
-    CARREL_AUDIT_CAPTURE = 2,     /* zwlr_screencopy_manager_v1.capture_output(_region) */
-    CARREL_AUDIT_SELECTION = 3,   /* wl_data_device.set_selection / start_drag, primary set_selection:
+    CARREL_AUDIT_SELECTION = 2,   /* wl_data_device.set_selection / start_drag, primary set_selection:
                                      remembered, so a refusal that follows names its client */
 };
 typedef void (*carrel_audit_request_fn)(void *data, struct wl_client *client, int kind, const char *interface);

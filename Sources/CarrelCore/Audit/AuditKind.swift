@@ -2,7 +2,7 @@
 public enum AuditKind {
     /// A client bound a global it was not shown (a guessed name).
     public static let hiddenGlobal = "hidden_global"
-    /// Screen capture: binding a capture global, or asking for a frame, while refused.
+    /// Screen capture: binding a capture global it was not shown, or a frame failed during a session.
     public static let capture = "capture"
     /// Typing or pointing on someone else's behalf (virtual keyboard, pointer, input method).
     public static let virtualInput = "virtual_input"
@@ -28,5 +28,43 @@ public enum AuditKind {
         if virtualInputInterfaces.contains(interface) { return virtualInput }
         if captureInterfaces.contains(interface) { return capture }
         return hiddenGlobal
+    }
+}
+
+/// A request the compositor's watch picked out (issue 7): whether it is a
+/// blocked attempt is decided here, from the restrictions in force.
+public enum WatchedRequest: Sendable, Equatable {
+    /// wl_registry.bind of `interface`; `visible`: the client was shown it.
+    case bind(interface: String, visible: Bool)
+    /// xdg_toplevel.set_fullscreen or set_maximized (`request`).
+    case raise(request: String)
+    /// wl_data_device.set_selection / start_drag, primary set_selection.
+    case selection(request: String)
+}
+
+/// One blocked attempt as the audit log records it.
+public struct BlockedAttempt: Sendable, Equatable {
+    public var kind: String
+    public var detail: String
+    public init(kind: String, detail: String) { self.kind = kind; self.detail = detail }
+
+    /// The attempt `request` from `client` is, or nil when it is allowed.
+    /// During a session only its owner may raise its windows or touch the
+    /// clipboard (any other client's request is refused, by wlroots or by
+    /// Carrel, so it is recorded when it arrives). (Capture frames are
+    /// recorded where Carrel fails them, one record a frame.)
+    public static func of(_ request: WatchedRequest, from client: ClientID, restrictions: RestrictionSet?) -> BlockedAttempt? {
+        switch request {
+        case .bind(let interface, let visible):
+            guard !visible else { return nil }
+            return BlockedAttempt(kind: AuditKind.forRefusedBind(interface: interface),
+                                  detail: "bound \(interface), a global it was not shown (the client is disconnected with a protocol error)")
+        case .raise(let name):
+            guard let restrictions, client != restrictions.owner else { return nil }
+            return BlockedAttempt(kind: AuditKind.focusSteal, detail: "xdg_toplevel.\(name) during a session; ignored, its windows stay hidden")
+        case .selection(let name):
+            guard let restrictions, restrictions.isolateClipboard, client != restrictions.owner else { return nil }
+            return BlockedAttempt(kind: AuditKind.clipboard, detail: "\(name) during a session, from outside it; refused")
+        }
     }
 }

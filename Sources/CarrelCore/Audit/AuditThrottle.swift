@@ -26,6 +26,14 @@ public struct AuditThrottle: Sendable {
         public var suppressed: UInt64
         public var first: Instant
         public var last: Instant
+
+        /// The summary record's detail.
+        public var detail: String {
+            let within = "within \((last.nanoseconds - first.nanoseconds) / 1_000_000) ms"
+            return key.client == AuditThrottle.manyClients
+                ? "\(suppressed) more attempt(s) of this kind from many clients \(within), past the log's budget for all clients: counted rather than recorded one by one"
+                : "\(suppressed) more attempt(s) of this kind from this client \(within), counted rather than recorded one by one"
+        }
     }
 
     public enum Decision: Sendable, Equatable { case record, suppress }

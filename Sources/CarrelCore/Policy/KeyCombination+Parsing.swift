@@ -64,7 +64,7 @@ extension KeyCombination: CustomStringConvertible {
     }
 }
 
-private extension Substring {
+extension Substring {
     /// Without leading and trailing characters from `set`; CarrelCore has no Foundation.
     func trimmingCharacters(in set: String) -> String {
         String(drop { set.contains($0) }.reversed().drop { set.contains($0) }.reversed())

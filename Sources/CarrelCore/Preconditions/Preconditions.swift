@@ -126,6 +126,8 @@ public struct VirtualMachineSignals: Sendable, Equatable {
         self.checked = checked
     }
 
+    static let whitespace = " \t\n\r"
+
     /// Vendors and products DMI reports for common hypervisors.
     static let dmiMarkers = ["qemu", "kvm", "vmware", "virtualbox", "innotek", "xen", "bochs", "parallels",
                              "microsoft corporation virtual", "hyper-v", "openstack", "google compute engine",
@@ -146,7 +148,7 @@ public struct VirtualMachineSignals: Sendable, Equatable {
         }
         for (field, value) in dmi.sorted(by: { $0.key < $1.key }) {
             checked.append("DMI \(field)")
-            let text = value.trimmingWhitespace()
+            let text = Substring(value).trimmingCharacters(in: Self.whitespace)
             let lower = text.lowercased()
             if dmiMarkers.contains(where: { lower.contains($0) }) {
                 signals.append("DMI \(field) is \"\(text)\"")
@@ -154,7 +156,7 @@ public struct VirtualMachineSignals: Sendable, Equatable {
         }
         if let hypervisorType {
             checked.append("/sys/hypervisor/type")
-            let text = hypervisorType.trimmingWhitespace()
+            let text = Substring(hypervisorType).trimmingCharacters(in: Self.whitespace)
             if !text.isEmpty { signals.append("/sys/hypervisor/type is \"\(text)\"") }
         }
         return VirtualMachineSignals(signals: signals, checked: checked)
@@ -246,14 +248,5 @@ public enum Preconditions {
             if !found.contains(path) { found.append(path) }
         }
         return found
-    }
-}
-
-extension String {
-    func trimmingWhitespace() -> String {
-        var s = Substring(self)
-        while let c = s.first, c.isWhitespace { s.removeFirst() }
-        while let c = s.last, c.isWhitespace { s.removeLast() }
-        return String(s)
     }
 }
