@@ -6,13 +6,13 @@ import Glibc
 /// Where the compositor tells the audit log what happened (issue 7), and the
 /// preconditions check before a session's restrictions go up.
 extension Server {
-    /// Opens the audit log and starts watching the requests that can be
-    /// blocked attempts. Called once, before any client connects.
-    func installAudit() throws {
-        let log = try AuditLog(path: options.policy.audit.path, loop: wl_display_get_event_loop(display), logger: logger)
+    /// Connects the audit log (opened first thing in init) to the clients and
+    /// starts watching the requests that can be blocked attempts. Called
+    /// once, before any client connects.
+    func installAudit() {
+        let log: AuditLog = audit
         log.subjectOf = { [unowned self] id in connectedClients().first { clientID($0) == id }.map(auditSubject) }
         log.liveSession = { [unowned self] in restrictionsSession }
-        audit = log
         roles.clientGone = { [unowned self] client in
             audit.clientGone(auditSubject(client), session: restrictionsSession)
             if selectionRequester == client { selectionRequester = nil }

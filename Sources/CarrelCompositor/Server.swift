@@ -116,7 +116,7 @@ public final class Server {
     private var controlSocket: ControlSocket?
     /// The restrictions of the session pending or active, if any.
     private(set) var restrictions: RestrictionSet?
-    /// The audit log (issue 7); opened before any client connects.
+    /// The audit log (issue 7); opened first in init, before any wlroots object.
     var audit: AuditLog!
     /// What the preconditions are checked against.
     var environment: EnvironmentProbe!
@@ -176,6 +176,14 @@ public final class Server {
         WlrootsLog.install(level: options.logLevel)
 
         display = wl_display_create()
+        // The audit log first: Carrel does not start without it, and failing
+        // here leaves nothing of wlroots' behind.
+        do {
+            audit = try AuditLog(path: options.policy.audit.path, loop: wl_display_get_event_loop(display), logger: logger)
+        } catch {
+            wl_display_destroy(display)
+            throw error
+        }
         guard let backend = wlr_backend_autocreate(display) else {
             throw CompositorError.backend("wlroots found no usable backend; for a headless run set WLR_BACKENDS=headless WLR_RENDERER=pixman, for a window run under X11 or Wayland")
         }
@@ -250,7 +258,7 @@ public final class Server {
         unlockKeys = try options.policy.guidedAccess.unlockKeys.map { try Self.resolve($0, for: "guided_access.unlock_keys") }
         roles.sessionActive = { [unowned self] in restrictionsActive }
         // Before any client connects: every blocked attempt is recorded.
-        try installAudit()
+        installAudit()
         input = Input(server: self)
         assessment = AssessmentService(server: self, policy: options.sessionPolicy, appLock: options.appLock, logger: logger)
         if let configuration = options.assessmentMode, let command = options.app.first {
