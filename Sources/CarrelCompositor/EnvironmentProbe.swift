@@ -19,7 +19,7 @@ struct EnvironmentProbe {
 
     /// What the machine looks like now.
     func observe(auditLogProblem: String?) -> EnvironmentObservation {
-        let unix = Self.readText("/proc/net/unix", limit: 16 << 20)
+        let unix = BoundedFile.text("/proc/net/unix", limit: 16 << 20)
         var observation = EnvironmentObservation(
             nestedIn: nestedIn,
             xServerSockets: unix.map { Preconditions.xServerSockets(procNetUnix: $0) } ?? [],
@@ -97,10 +97,10 @@ struct EnvironmentProbe {
     private static func virtualMachineSignals() -> VirtualMachineSignals {
         var dmi: [String: String] = [:]
         for field in ["sys_vendor", "product_name", "board_vendor", "bios_vendor"] {
-            if let value = readText("/sys/class/dmi/id/\(field)", limit: 4096) { dmi[field] = value }
+            if let value = BoundedFile.text("/sys/class/dmi/id/\(field)", limit: 4096) { dmi[field] = value }
         }
-        return VirtualMachineSignals.detect(cpuinfo: readText("/proc/cpuinfo", limit: 8 << 20), dmi: dmi,
-                                            hypervisorType: readText("/sys/hypervisor/type", limit: 4096))
+        return VirtualMachineSignals.detect(cpuinfo: BoundedFile.text("/proc/cpuinfo", limit: 8 << 20), dmi: dmi,
+                                            hypervisorType: BoundedFile.text("/sys/hypervisor/type", limit: 4096))
     }
 
     private static func ownership(_ path: String) -> FileOwnership? {
@@ -111,21 +111,5 @@ struct EnvironmentProbe {
 
     private static func env(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
-    }
-
-    /// A small text file's contents (at most `limit` bytes), or nil.
-    static func readText(_ path: String, limit: Int) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65536)
-        while bytes.count < limit {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return n == 0 ? String(decoding: bytes, as: UTF8.self) : nil }
-            bytes += chunk[0..<n]
-        }
-        return String(decoding: bytes.prefix(limit), as: UTF8.self)
     }
 }
