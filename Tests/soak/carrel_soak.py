@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Soak: one headless Carrel under everything at once for MINUTES (issue 8).
+"""Soak: one headless Carrel under everything at once for MINUTES.
 
 Alongside each other, against one Carrel:
   - the demo exam (`carrel-demo-exam --auto --hold 1`) as the app, again and
