@@ -60,7 +60,8 @@ def check_globals(role: str, seen: set, raw_output: str) -> None:
     assert not unexpected, f"globals beyond the desktop set for {role}: {sorted(unexpected)}{context}"
     # Everything in the table that was not advertised must be a global that is
     # legitimately not created here (GPU-only with pixman; the assessment
-    # manager until it exists) -- otherwise the table and the server disagree.
+    # manager when the policy entitles nobody) -- otherwise the table and the
+    # server disagree.
     not_seen = table - seen
     assert not_seen <= h.RENDERER_GLOBALS | h.ASSESSMENT_GLOBALS, \
         f"the {role} role table lists globals the server did not advertise: " \
