@@ -106,7 +106,7 @@ let package = Package(
             ],
             swiftSettings: cSideSettings
         ),
-        // The administrator's control tool (issue 5): talks to carrel's control socket.
+        // The administrator's control tool: talks to carrel's control socket.
         .executableTarget(
             name: "carrelctl",
             dependencies: ["CarrelCore", "CarrelPasscode", "CarrelAudit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
@@ -119,7 +119,7 @@ let package = Package(
             path: "Sources/carrel-paint",
             swiftSettings: cSideSettings
         ),
-        // Red-team client (issue 4): tries each attack and prints a JSON verdict.
+        // Red-team client: tries each attack and prints a JSON verdict.
         .executableTarget(name: "carrel-probe", dependencies: ["CarrelClientShim"], swiftSettings: cSideSettings),
         .testTarget(name: "CarrelCoreTests", dependencies: ["CarrelCore"]),
         .testTarget(name: "CarrelAuditTests", dependencies: ["CarrelAudit"]),

@@ -507,7 +507,7 @@ struct wl_protocol_logger *carrel_install_subsurface_guard(struct wl_display *di
     return wl_display_add_protocol_logger(display, carrel_subsurface_guard, NULL);
 }
 
-/* ---- The audit log's request watch (issue 7) --------------------------- */
+/* ---- The audit log's request watch ---------------------------------- */
 
 struct carrel_audit_watch {
     carrel_audit_request_fn callback;

@@ -12,7 +12,7 @@ struct AuditSubject {
     var pid: Int32
 }
 
-/// The audit log file (issue 7): one JSON line per event, chained by hash
+/// The audit log file: one JSON line per event, chained by hash
 /// (CarrelAudit), appended with O_APPEND. A record of a session transition
 /// is on disk (fdatasync) before the client is told; blocked attempts are
 /// throttled per client and kind (Core's `AuditThrottle`) into summaries

@@ -3,7 +3,7 @@ import CarrelShim
 import Glibc
 import Logging
 
-/// Gives every connection its role from the socket it came through (DESIGN §3)
+/// Gives every connection its role from the socket it came through
 /// and answers libwayland's global filter from the Core role table.
 ///
 /// The public socket is libwayland's own (`wl_display_add_socket_auto`); any

@@ -116,7 +116,7 @@ public final class Server {
     private var controlSocket: ControlSocket?
     /// The restrictions of the session pending or active, if any.
     private(set) var restrictions: RestrictionSet?
-    /// The audit log (issue 7); opened first in init, before any wlroots object.
+    /// The audit log; opened first in init, before any wlroots object.
     var audit: AuditLog!
     /// What the preconditions are checked against.
     var environment: EnvironmentProbe!

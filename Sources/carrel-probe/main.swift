@@ -1,4 +1,4 @@
-// carrel-probe: a red-team Wayland client (issue 4). It tries, one after the
+// carrel-probe: a red-team Wayland client. It tries, one after the
 // other, what a cheating tool would try against an exam compositor, and
 // prints one JSON verdict per attack: facts about the compositor it reached,
 // judged by no expectation of its own.

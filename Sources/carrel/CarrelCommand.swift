@@ -33,7 +33,7 @@ struct CarrelCommand: ParsableCommand {
         subcommands: [CheckPolicyCommand.self, HashPasscodeCommand.self]
     )
 
-    @Option(name: .long, help: ArgumentHelp("The policy file. Without this option: \(PolicyFile.defaultPath) if it exists, else the built-in, most restrictive policy.", valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp("The policy file. Without this option: \(PolicyFile.defaultPath) if it exists, else the built-in policy (docs/POLICY.md).", valueName: "path"))
     var policy: String?
 
     @Option(name: .long, help: "Log level: trace, debug, info, notice, warning, error, critical.")

@@ -29,10 +29,10 @@ struct ExamplePolicyTests {
         #expect(policy.audit == Policy.builtIn.audit)
     }
 
-    @Test("the README shows the example as committed")
-    func readmeShowsTheExample() throws {
-        let readme = try String(contentsOfFile: repository.appendingPathComponent("README.md").path, encoding: .utf8)
+    @Test("docs/POLICY.md shows the example as committed")
+    func policyPageShowsTheExample() throws {
+        let page = try String(contentsOfFile: repository.appendingPathComponent("docs/POLICY.md").path, encoding: .utf8)
         let example = try String(contentsOfFile: repository.appendingPathComponent("examples/policy.toml").path, encoding: .utf8)
-        #expect(readme.contains("```toml\n" + example + "```"), "README.md's policy example differs from examples/policy.toml")
+        #expect(page.contains("```toml\n" + example + "```"), "docs/POLICY.md's policy example differs from examples/policy.toml")
     }
 }

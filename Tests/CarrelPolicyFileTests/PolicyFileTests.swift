@@ -266,7 +266,7 @@ struct PolicyFileTests {
         #expect(policy.session.maximumTimeLimit == nil)
     }
 
-    @Test("a file with no keys is the built-in policy, and that is the most restrictive")
+    @Test("a file with no keys is the built-in policy")
     func builtInDefault() throws {
         #expect(try PolicyFile.parse("", file: "p.toml") == Policy.builtIn)
         #expect(try PolicyFile.parse("# nothing decided here\n\n[kiosk]\n[capture]\n", file: "p.toml") == Policy.builtIn)

@@ -543,7 +543,7 @@ def spawn_carrel(log):
     env.update(XDG_RUNTIME_DIR=runtime, WLR_BACKENDS="headless", WLR_RENDERER="pixman")
     r, w = os.pipe()
     proc = subprocess.Popen([binary, "--ready-fd", str(w), "--audit-log", os.path.join(runtime, "audit.jsonl"),
-                             # A test machine: headless, no logind seat (README, Preconditions).
+                             # A test machine: headless, no logind seat (docs/PRECONDITIONS.md).
                              "--waive-precondition", "nested", "--waive-precondition", "x_server",
                              "--waive-precondition", "seat", "--", "sh", "-c",
                              'printf "%s\\n" "$WAYLAND_DISPLAY" > "$0.tmp" && mv "$0.tmp" "$0" && exec sleep 100000',

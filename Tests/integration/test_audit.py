@@ -1,4 +1,4 @@
-"""The audit log (issue 7), against the real binary and real clients.
+"""The audit log, against the real binary and real clients.
 
 Every session transition and every blocked attempt is one JSON line chained
 to the one before by SHA-256; `carrelctl audit verify` checks the chain and

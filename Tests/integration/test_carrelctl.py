@@ -1,4 +1,4 @@
-"""carrelctl against the real binary: the admin control socket (issue 5).
+"""carrelctl against the real binary: the admin control socket.
 
 Each test starts carrel with `--control-socket` in a fresh private directory
 (carrel creates the `ctl/` directory under it itself) and runs the real

@@ -1,4 +1,4 @@
-"""Faults around a session (issue 8): outputs coming and going while a session
+"""Faults around a session: outputs coming and going while a session
 begins or runs, the exam window destroyed while beginning, a client that never
 acks configure, a client that stops reading its socket, SIGTERM while beginning,
 and a client hoarding wl_shm pools.

@@ -1,4 +1,4 @@
-"""Wire fuzzer against a real carrel while another client holds an active session (issue 8).
+"""Wire fuzzer against a real carrel while another client holds an active session.
 
 Runs Tests/fuzz/carrel_fuzz.py (raw Wayland wire, garbage + structure-aware, untrusted and
 app roles) for CARREL_FUZZ_SECONDS (default 60) split over a fixed seed list plus one

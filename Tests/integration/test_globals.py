@@ -1,7 +1,8 @@
 """Which globals each role sees, as a real client (wayland-info) reports them.
 
-The expectation comes from two places that must agree: the role table carrel
-prints (`--print-globals ROLE`) and the contract written down here (DESIGN §3).
+The expectation is written down here, per role, as literal interface names;
+the role table carrel prints (`--print-globals ROLE`) and what wayland-info
+sees must both agree with it.
 """
 
 import os
@@ -9,6 +10,23 @@ import stat
 from pathlib import Path
 
 import carrel_harness as h
+import pytest
+
+# Every role's whole table under the built-in policy. The last two desktop
+# globals exist only with a GPU renderer (absent with pixman).
+DESKTOP_TABLE = {
+    "wl_compositor", "wl_subcompositor", "wl_shm", "wl_seat", "wl_output",
+    "wl_data_device_manager", "zwp_primary_selection_device_manager_v1",
+    "xdg_wm_base", "zxdg_decoration_manager_v1", "zxdg_output_manager_v1",
+    "wp_presentation", "wp_viewporter", "zwp_idle_inhibit_manager_v1",
+    "zwp_linux_dmabuf_v1", "wl_drm",
+}
+PINNED_TABLES = {
+    "app": DESKTOP_TABLE | {"carrel_assessment_manager_v1"},
+    "participant": DESKTOP_TABLE,
+    "untrusted": DESKTOP_TABLE,
+}
+GPU_ONLY = {"zwp_linux_dmabuf_v1", "wl_drm"}
 
 
 def role_table(role: str) -> set:
@@ -21,6 +39,12 @@ def check_globals(role: str, seen: set, raw_output: str) -> None:
     table = role_table(role)
     context = f"\nrole {role}: wayland-info saw {sorted(seen)}\nrole table: {sorted(table)}"
     assert seen, f"wayland-info listed no globals; its output:\n{raw_output[-4000:]}"
+    pinned = PINNED_TABLES[role]
+    assert table == pinned, f"--print-globals {role} differs from the pinned table: " \
+                            f"extra {sorted(table - pinned)}, missing {sorted(pinned - table)}{context}"
+    assert pinned - GPU_ONLY <= seen <= pinned, \
+        f"the {role} role saw other than its pinned globals: extra {sorted(seen - pinned)}, " \
+        f"missing {sorted(pinned - GPU_ONLY - seen)}{context}"
     forbidden = seen & h.FORBIDDEN_GLOBALS
     assert not forbidden, f"privileged globals reached the {role} role: {sorted(forbidden)}{context}"
     outside = seen - table
@@ -36,11 +60,20 @@ def check_globals(role: str, seen: set, raw_output: str) -> None:
     assert not unexpected, f"globals beyond the desktop set for {role}: {sorted(unexpected)}{context}"
     # Everything in the table that was not advertised must be a global that is
     # legitimately not created here (GPU-only with pixman; the assessment
-    # manager until it exists) -- otherwise the table and the server disagree.
+    # manager when the policy entitles nobody) -- otherwise the table and the
+    # server disagree.
     not_seen = table - seen
     assert not_seen <= h.RENDERER_GLOBALS | h.ASSESSMENT_GLOBALS, \
         f"the {role} role table lists globals the server did not advertise: " \
         f"{sorted(not_seen - h.RENDERER_GLOBALS - h.ASSESSMENT_GLOBALS)}{context}"
+
+
+@pytest.mark.parametrize("role", sorted(PINNED_TABLES))
+def test_printed_role_table_is_the_pinned_one(carrel_bin, role):
+    table = role_table(role)
+    assert table == PINNED_TABLES[role], \
+        f"--print-globals {role}: extra {sorted(table - PINNED_TABLES[role])}, " \
+        f"missing {sorted(PINNED_TABLES[role] - table)}"
 
 
 def test_app_role_sees_exactly_the_desktop_globals(carrel):

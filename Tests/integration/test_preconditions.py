@@ -1,4 +1,4 @@
-"""Preconditions (issue 7): before a session's restrictions go up, Carrel checks
+"""Preconditions: before a session's restrictions go up, Carrel checks
 the machine the policy requires and fails `begin` with unsupported_configuration
 listing every unmet requirement, not just the first.
 

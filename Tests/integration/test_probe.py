@@ -1,4 +1,4 @@
-"""carrel-probe, the red-team client (issue 4), against the real binary outside a
+"""carrel-probe, the red-team client, against the real binary outside a
 session: what an untrusted client can do while an exam app holds the screen.
 
 Verdicts are facts the probe reports; the expectations are here. The focus and

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Soak: one headless Carrel under everything at once for MINUTES (issue 8).
+"""Soak: one headless Carrel under everything at once for MINUTES.
 
 Alongside each other, against one Carrel:
   - the demo exam (`carrel-demo-exam --auto --hold 1`) as the app, again and
@@ -82,7 +82,7 @@ class Soak:
         r, w = os.pipe()
         self.carrel = subprocess.Popen(
             [self.args.carrel, "--ready-fd", str(w), "--audit-log", str(self.work / "audit.jsonl"),
-             # A test machine: headless, no logind seat (see README, Preconditions).
+             # A test machine: headless, no logind seat (see docs/PRECONDITIONS.md).
              "--waive-precondition", "nested", "--waive-precondition", "x_server",
              "--waive-precondition", "seat", "--", "sh", "-c",
              'printf "%s\\n" "$WAYLAND_DISPLAY" > "$0.tmp" && mv "$0.tmp" "$0" && exec sleep 1000000',

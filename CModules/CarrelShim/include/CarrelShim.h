@@ -138,7 +138,7 @@ struct wl_protocol_logger *carrel_install_subsurface_guard(struct wl_display *di
 /// guards these handlers itself, then drop this.
 struct wl_protocol_logger *carrel_install_inert_xdg_guard(struct wl_display *display);
 
-/* The audit log's watch on requests (issue 7): calls `callback` for the few
+/* The audit log's watch on requests: calls `callback` for the few
  * requests that can be blocked attempts, and for nothing else; other
  * requests cost a switch on their class name's first letter and, for a few,
  * a string compare. (Capture is recorded where frames fail, see

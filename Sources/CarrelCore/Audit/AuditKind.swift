@@ -31,7 +31,7 @@ public enum AuditKind {
     }
 }
 
-/// A request the compositor's watch picked out (issue 7): whether it is a
+/// A request the compositor's watch picked out: whether it is a
 /// blocked attempt is decided here, from the restrictions in force.
 public enum WatchedRequest: Sendable, Equatable {
     /// wl_registry.bind of `interface`; `visible`: the client was shown it.

@@ -1,7 +1,8 @@
 /// Everything an administrator decides for a machine: the policy file
 /// (`--policy PATH`, default `/etc/carrel/policy.toml`), validated as a whole
 /// before anything starts. `Policy.builtIn` is what Carrel runs under when
-/// there is no file: the most restrictive choice for every key.
+/// there is no file; most of its keys, not all, are the most restrictive
+/// choice (see `builtIn`).
 public struct Policy: Sendable, Equatable {
     /// Who may begin sessions, time limits, participant ids.
     public var session: SessionPolicy
@@ -60,11 +61,33 @@ public struct Policy: Sendable, Equatable {
         self.audit = audit
     }
 
-    /// No file: only the app role may begin sessions, no participants, no
-    /// input method, no capture, no emergency binding, hot-plugging
-    /// interrupts, no relaunching, no app-requested lock, no Guided Access,
-    /// control by root only, every precondition checked, the audit log at
-    /// its default path.
+    /// What Carrel runs under with no policy file, and what a key a file
+    /// leaves out falls back to. It must run wherever Carrel runs
+    /// (unprivileged, nested, in CI), so not every key is at its most
+    /// restrictive.
+    ///
+    /// Most restrictive: no participants, no input method, no capture, no
+    /// emergency binding, hot-plugging interrupts, no app-requested lock,
+    /// Guided Access off (no passcode, no unlock keys), control by root only,
+    /// no precondition waived.
+    ///
+    /// Deliberately not, each one line of policy away:
+    /// - `assessment.roles` is `["app"]`, not `[]`: the app must be able to
+    ///   begin sessions, which is Carrel's job.
+    /// - `kiosk.enabled` is false: without `--kiosk` Carrel ends with its app
+    ///   and passes on its exit status, which scripts and tests rely on.
+    /// - `app_lock.require_confirmation` is false: it acts only once an
+    ///   executable is allowlisted, and would need someone at every machine.
+    /// - `providers.network` and `providers.media` are off: the first needs
+    ///   root, nftables and cgroup v2, the second a session bus; on by
+    ///   default, every begin of an ordinary run would fail.
+    /// - `preconditions.virtual_machine` is "report", not "refuse": the signs
+    ///   of a VM are those of many legitimate machines; the finding is
+    ///   always logged and audited.
+    ///
+    /// The rest are not restrictions (time limits, the curtain colour, the
+    /// kiosk back-off, the banner, paths, the verify period). docs/POLICY.md
+    /// has the table, and BuiltInPolicyTests pins every key of it.
     public static let builtIn = Policy()
 }
 

@@ -1,4 +1,4 @@
-/// What the environment must be before a session may begin (issue 7). The
+/// What the environment must be before a session may begin. The
 /// compositor observes the machine (`EnvironmentObservation`); Core decides,
 /// from the policy's `[preconditions]`, which requirements are unmet, and the
 /// session fails with `unsupported_configuration` listing every one of them.

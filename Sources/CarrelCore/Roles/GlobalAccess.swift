@@ -21,7 +21,7 @@ public struct GlobalAccess: Sendable, Equatable {
         /// a session holds restrictions.
         case capture
         /// Injection, overlays, other clients' windows, display control:
-        /// never created unless an issue asks, never for untrusted.
+        /// never created unless a feature needs one, never for untrusted.
         case privileged
     }
 
@@ -100,7 +100,7 @@ public struct GlobalAccess: Sendable, Equatable {
         "zwp_linux_dmabuf_v1", "wl_drm",
     ]
 
-    /// Globals that must never reach an untrusted client (DESIGN §3). Listed
+    /// Globals that must never reach an untrusted client. Listed
     /// so that, should one ever be created, it is hidden for a stated reason.
     public static let privilegedInterfaces: [String] = [
         "zwlr_export_dmabuf_manager_v1",

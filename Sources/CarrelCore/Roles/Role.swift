@@ -1,5 +1,5 @@
 /// Who a Wayland client is, decided once when Carrel accepts its connection,
-/// from the socket it came through (DESIGN §3). Nothing a client says about
+/// from the socket it came through. Nothing a client says about
 /// itself (app_id, pid, executable) changes its role.
 public enum Role: String, Sendable, CaseIterable, Hashable, CustomStringConvertible {
     /// The exam app Carrel launched and its children, through the app socket.
