@@ -281,6 +281,7 @@ public final class Server {
         let appSocket = try roles.openAppSocket(runtimeDirectory: runtimeDirectory)
         let providerHost = ProviderHost(policy: options.providers, runtimeDirectory: runtimeDirectory,
                                         loop: wl_display_get_event_loop(display), logger: logger)
+        providerHost.ownerProcess = { [unowned self] owner in roles.process { clientID($0) == owner } }
         providerHost.integrityLost = { [unowned self] message in
             audit.record(AuditEvent.providerFailed, session: restrictionsSession, reason: "verify", detail: message)
             assessment.integrityLost(message)
