@@ -1,4 +1,4 @@
-"""Restriction providers (issue 7) against the real binary.
+"""Restriction providers (network, media) against the real binary.
 
 network: for real, inside a network namespace each test creates (`ip netns`),
 with carrel started through `ip netns exec NS unshare -m` and a cgroup v2
