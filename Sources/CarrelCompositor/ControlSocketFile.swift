@@ -1,4 +1,5 @@
 import CarrelCore
+import CarrelShim
 import Glibc
 import Logging
 
