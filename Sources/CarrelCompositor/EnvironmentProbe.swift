@@ -2,7 +2,7 @@ import CarrelCore
 import CarrelShim
 import Glibc
 
-/// Reads what the session preconditions need from the machine (issue 7);
+/// Reads what the session preconditions need from the machine;
 /// Core's `Preconditions` decides. What cannot change while Carrel runs (the
 /// backend, virtual-machine signals) is read once; the rest at each begin.
 struct EnvironmentProbe {

@@ -254,6 +254,9 @@ def test_network_follows_the_owner_of_an_app_requested_lock(carrel, procs, logdi
     assert app.startswith("fail"), f"the launched app, hidden by another client's lock, connected: {app}"
     outside = netns.outside_connect()
     assert outside.startswith("fail"), f"a process outside the session connected: {outside}"
+    exam.sync()
+    assert not exam.matching(r"session s interrupted .*"), \
+        f"verify (every second, several times by now) found the owner's ruleset changed\n{log_text(w)}"
 
     exam.send("end s")
     exam.expect("session s ended")
