@@ -54,7 +54,7 @@ let package = Package(
             name: "CarrelShim",
             dependencies: ["CarrelProtocolCode", "CWlrootsLib", "CWaylandServerLib", "CXkbcommonLib", "CPixmanLib", "CSystemdLib"],
             path: "CModules/CarrelShim",
-            sources: ["shim.c"],
+            sources: ["bridge.c", "memory_buffer.c", "wlroots_guards.c", "shm_pool_accounting.c", "audit_watch.c"],
             publicHeadersPath: "include"
         ),
         // The media restriction provider's sd-bus calls (MPRIS pause).

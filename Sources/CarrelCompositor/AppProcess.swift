@@ -60,7 +60,7 @@ final class AppProcess {
         var pid: pid_t = 0
         let result = withCleanSpawnAttributes { posix_spawnp(&pid, command[0], nil, &$0, argv, envp) }
         guard result == 0 else {
-            throw CompositorError.launch("\(command[0]): \(String(cString: strerror(result))); check the command exists and is executable")
+            throw CompositorError.launch("\(command[0]): \(SystemError.describe(result)); check the command exists and is executable")
         }
         logger.notice("launched app \(command[0]) as pid \(pid)")
         return AppProcess(pid: pid, logger: logger)

@@ -25,7 +25,8 @@ final class AuditLog {
     private var fd: Int32
     private var chain: AuditChain
     private var throttle = AuditThrottle(burst: 5, window: .seconds(10))
-    private var timer: OpaquePointer?
+    /// Writes the summaries whose window closed while nothing else was recorded.
+    private var timer: EventLoopTimer?
     private let logger: Logger
     /// Why the log can no longer be trusted to hold everything, if so.
     private(set) var problem: String?
@@ -41,7 +42,7 @@ final class AuditLog {
         try Self.makeDirectory(of: path)
         fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o640)
         guard fd >= 0 else {
-            throw CompositorError.configuration("cannot open the audit log \(path): \(String(cString: strerror(errno))); set [audit] path in the policy (or --audit-log PATH) to a file Carrel may write")
+            throw CompositorError.configuration("cannot open the audit log \(path): \(SystemError.current); set [audit] path in the policy (or --audit-log PATH) to a file Carrel may write")
         }
         let (last, torn) = Self.tail(of: path)
         chain = AuditChain(resumingAfter: last.map { Substring($0) })
@@ -51,15 +52,11 @@ final class AuditLog {
             logger.warning("audit: \(path) ends inside a record (the machine stopped while it was written); continuing on a new line")
             _ = writeAll(Array("\n".utf8))
         }
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        timer = wl_event_loop_add_timer(loop, { data in
-            Unmanaged<AuditLog>.fromOpaque(data!).takeUnretainedValue().summariseExpired()
-            return 0
-        }, context)
+        timer = EventLoopTimer(loop: loop) { [unowned self] in summariseExpired() }
     }
 
     deinit {
-        if let timer { wl_event_source_remove(timer) }
+        timer?.cancel()
         if fd >= 0 { Glibc.close(fd) }
     }
 
@@ -81,7 +78,7 @@ final class AuditLog {
         let line = chain.append(record)
         guard writeAll(Array((line + "\n").utf8)) else { return }
         if sync && fdatasync(fd) != 0 {
-            fail("cannot flush the audit log \(path) to disk: \(String(cString: strerror(errno)))")
+            fail("cannot flush the audit log \(path) to disk: \(SystemError.current)")
         }
     }
 
@@ -116,7 +113,7 @@ final class AuditLog {
         summariseAll(session: nil)
         record(AuditEvent.stopped, detail: detail, sync: true)
         closed = true
-        if let timer { wl_event_source_remove(timer) }
+        timer?.cancel()
         timer = nil
         logger.notice("audit: \(path) closed at seq \(chain.seq), chain head \(chain.head)")
     }
@@ -149,12 +146,13 @@ final class AuditLog {
     private func armTimer() {
         guard let timer else { return }
         guard let deadline = throttle.nextDeadline else {
-            wl_event_source_timer_update(timer, 0)
+            timer.disarm()
             return
         }
         let now = Self.monotonic()
+        // Rounded up: a timer that fires early would find nothing expired yet.
         let ms = deadline > now ? (deadline.nanoseconds - now.nanoseconds + 999_999) / 1_000_000 : 1
-        wl_event_source_timer_update(timer, Int32(clamping: max(1, ms)))
+        timer.arm(after: .milliseconds(Int64(clamping: max(1, ms))))
     }
 
     // MARK: - File
@@ -165,7 +163,7 @@ final class AuditLog {
             let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
             if n < 0 {
                 if errno == EINTR { continue }
-                fail("cannot write the audit log \(path): \(String(cString: strerror(errno)))")
+                fail("cannot write the audit log \(path): \(SystemError.current)")
                 return false
             }
             offset += n
@@ -187,7 +185,7 @@ final class AuditLog {
         for part in directory.split(separator: "/") {
             built += "/" + part
             if mkdir(built, 0o750) != 0 && errno != EEXIST {
-                throw CompositorError.configuration("cannot create the audit log's directory \(built): \(String(cString: strerror(errno))); create it, or set [audit] path (or --audit-log PATH) to a file Carrel may write")
+                throw CompositorError.configuration("cannot create the audit log's directory \(built): \(SystemError.current); create it, or set [audit] path (or --audit-log PATH) to a file Carrel may write")
             }
         }
     }

@@ -3,8 +3,8 @@ import CarrelShim
 import Glibc
 import Logging
 
-/// Gives every connection its role from the socket it came through
-/// and answers libwayland's global filter from the Core role table.
+/// Gives every connection its role from the socket it came through (the
+/// launched app's private socket or the public one) and answers libwayland's global filter from the Core role table.
 ///
 /// The public socket is libwayland's own (`wl_display_add_socket_auto`); any
 /// client Carrel did not accept itself is therefore *untrusted* — the default
@@ -23,10 +23,12 @@ final class ClientRoles {
     private let logger: Logger
     private var roles: [OpaquePointer: Role] = [:]
     private var executables: [OpaquePointer: String] = [:]
+    /// Every live client's pid, from SO_PEERCRED at connect (0: unknown).
+    private var processes: [OpaquePointer: pid_t] = [:]
     private var createdListener: Listener?
     private var clientListeners: [OpaquePointer: Listener] = [:]
     private var appListenFD: Int32 = -1
-    private var appAcceptSource: OpaquePointer?
+    private var appAcceptSource: EventLoopFDSource?
     private(set) var appSocketPath: String?
     /// Whether a session holds restrictions (capture is hidden then).
     var sessionActive: () -> Bool = { false }
@@ -69,6 +71,7 @@ final class ClientRoles {
     private func connected(_ client: OpaquePointer) {
         var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
         wl_client_get_credentials(client, &pid, &uid, &gid)
+        processes[client] = pid
         if pid > 0, let resolved = realpath("/proc/\(pid)/exe", nil) {
             executables[client] = String(cString: resolved)
             free(resolved)
@@ -80,6 +83,13 @@ final class ClientRoles {
         if appLock.entitles(executable: executables[client]) {
             logger.info("client pid \(pid) runs \(executables[client] ?? "?"), on the app-lock allowlist")
         }
+    }
+
+    /// The pid of the live client `matches` picks (the process that
+    /// connected, as SO_PEERCRED said); nil if none matches or it is unknown.
+    func process(where matches: (OpaquePointer) -> Bool) -> pid_t? {
+        guard let client = processes.keys.first(where: matches), let pid = processes[client], pid > 0 else { return nil }
+        return pid
     }
 
     /// Whether `client` may bind a global of `interface` now (the audit
@@ -107,29 +117,27 @@ final class ClientRoles {
     func openAppSocket(runtimeDirectory: String) throws -> String {
         let directory = "\(runtimeDirectory)/carrel-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         guard mkdir(directory, 0o700) == 0 else {
-            throw CompositorError.socket("cannot create \(directory): \(String(cString: strerror(errno)))")
+            throw CompositorError.socket("cannot create \(directory): \(SystemError.current)")
         }
         appSocketDirectory = directory
         let path = "\(directory)/app"
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { throw CompositorError.socket("socket(): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw CompositorError.socket("socket(): \(SystemError.current)") }
         guard let address = UnixSocketAddress(path: path) else {
             Glibc.close(fd)
             throw CompositorError.socket("app socket path \(path) is longer than \(UnixSocketAddress.maximumPathLength) bytes; use a shorter XDG_RUNTIME_DIR")
         }
         let bound = address.withSockaddr { bind(fd, $0, $1) }
         guard bound == 0, listen(fd, 128) == 0 else {
-            let message = String(cString: strerror(errno))
+            let message = SystemError.current
             Glibc.close(fd)
             throw CompositorError.socket("cannot listen on \(path): \(message)")
         }
         appListenFD = fd
         appSocketPath = path
-        let loop = wl_display_get_event_loop(display)
-        appAcceptSource = wl_event_loop_add_fd(loop, fd, UInt32(WL_EVENT_READABLE), { fd, _, data in
-            Unmanaged<ClientRoles>.fromOpaque(data!).takeUnretainedValue().acceptAppClients(fd)
-            return 0
-        }, Unmanaged.passUnretained(self).toOpaque())
+        appAcceptSource = EventLoopFDSource(loop: wl_display_get_event_loop(display), fd: fd) { [unowned self] _ in
+            acceptAppClients(fd)
+        }
         return path
     }
 
@@ -162,13 +170,14 @@ final class ClientRoles {
         clientGone(client)
         roles[client] = nil
         executables[client] = nil
+        processes[client] = nil
         clientListeners.removeValue(forKey: client)?.disconnect()
     }
 
     func close() {
         createdListener?.disconnect()
         createdListener = nil
-        if let source = appAcceptSource { wl_event_source_remove(source) }
+        appAcceptSource?.cancel()
         appAcceptSource = nil
         if appListenFD >= 0 { Glibc.close(appListenFD) }
         appListenFD = -1

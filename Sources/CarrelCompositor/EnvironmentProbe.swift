@@ -33,7 +33,7 @@ struct EnvironmentProbe {
         if let policyPath {
             // Gone or unreadable since Carrel started: nobody can vouch for it.
             observation.policyFile = Self.ownership(policyPath)
-                ?? .unreadable(policyPath, because: String(cString: strerror(errno)))
+                ?? .unreadable(policyPath, because: SystemError.current)
             let directory = policyPath.lastIndex(of: "/").map { $0 == policyPath.startIndex ? "/" : String(policyPath[..<$0]) } ?? "."
             observation.policyDirectory = Self.ownership(directory)
         }
@@ -76,7 +76,7 @@ struct EnvironmentProbe {
         var sessions: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
         let count = sd_seat_get_sessions(seat, &sessions, nil, nil)
         guard count >= 0 else {
-            return .unknown("logind does not know \(seat): \(String(cString: strerror(-count)))")
+            return .unknown("logind does not know \(seat): \(SystemError.describe(-count))")
         }
         var names: [String] = []
         if let sessions {

@@ -12,13 +12,15 @@ final class Output {
     private var presentRequested = false
     private var presentArmed = false
 
-    /// Plain colour over this output during a session (when not the primary).
+    /// The policy's curtain colour over this output during a session (when
+    /// not the primary).
     private let curtain: UnsafeMutablePointer<wlr_scene_rect>
 
     init(_ wlrOutput: UnsafeMutablePointer<wlr_output>, server: Server) {
         self.wlrOutput = wlrOutput
         self.server = server
-        var colour: [Float] = [0.08, 0.09, 0.11, 1]
+        // The policy's `[outputs] curtain_colour`; it changes only with a restart.
+        var colour = server.options.policy.outputs.curtainComponents
         curtain = wlr_scene_rect_create(&server.curtainLayer.pointee.node, 0, 0, &colour)!
         wlr_scene_node_set_enabled(&curtain.pointee.node, false)
         listeners.on(&wlrOutput.pointee.events.frame) { [unowned self] _ in handleFrame() }

@@ -5,10 +5,10 @@ import Glibc
 /// Carrel's environment, SIGUSR1 plugs in a new headless output and SIGUSR2
 /// unplugs the newest one — what a monitor cable does on a real seat. Off by
 /// default; it can only add or remove displays, which during a session
-/// interrupts it (fail closed).
+/// interrupts it unless the policy's `[outputs]` tolerates it.
 final class OutputHotplugHook {
     private let backend: UnsafeMutablePointer<wlr_backend>
-    private var sources: [OpaquePointer] = []
+    private var signals: [EventLoopSignal] = []
     private var added: [UnsafeMutablePointer<wlr_output>] = []
     private var destroyListeners: [Listener] = []
 
@@ -20,15 +20,10 @@ final class OutputHotplugHook {
     init?(display: OpaquePointer, backend: UnsafeMutablePointer<wlr_backend>) {
         guard let headless = Self.headlessBackend(in: backend) else { return nil }
         self.backend = headless
-        let loop = wl_display_get_event_loop(display)
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        for signal in [SIGUSR1, SIGUSR2] {
-            if let source = wl_event_loop_add_signal(loop, signal, { number, data in
-                let hook = Unmanaged<OutputHotplugHook>.fromOpaque(data!).takeUnretainedValue()
-                if number == SIGUSR1 { hook.plug() } else { hook.unplug() }
-                return 0
-            }, context) {
-                sources.append(source)
+        let loop: OpaquePointer = wl_display_get_event_loop(display)
+        signals = [SIGUSR1, SIGUSR2].compactMap { signal in
+            EventLoopSignal(loop: loop, signal: signal) { [unowned self] number in
+                if number == SIGUSR1 { plug() } else { unplug() }
             }
         }
     }
@@ -60,8 +55,8 @@ final class OutputHotplugHook {
     }
 
     func remove() {
-        for source in sources { wl_event_source_remove(source) }
-        sources.removeAll()
+        for signal in signals { signal.cancel() }
+        signals.removeAll()
         for listener in destroyListeners { listener.disconnect() }
         destroyListeners.removeAll()
     }

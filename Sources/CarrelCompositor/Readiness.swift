@@ -9,14 +9,14 @@ enum Readiness {
             let line = socketName + "\n"
             let written = line.withCString { write(fd, $0, strlen($0)) }
             if written < 0 {
-                logger.warning("could not write readiness to fd \(fd): \(String(cString: strerror(errno)))")
+                logger.warning("could not write readiness to fd \(fd): \(SystemError.current)")
             }
             close(fd)
         }
         // A no-op returning 0 when NOTIFY_SOCKET is unset.
         let result = sd_notify(0, "READY=1\nSTATUS=listening on \(socketName)")
         if result < 0 {
-            logger.warning("sd_notify failed: \(String(cString: strerror(-result)))")
+            logger.warning("sd_notify failed: \(SystemError.describe(-result))")
         }
     }
 }

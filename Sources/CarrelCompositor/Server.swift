@@ -281,6 +281,7 @@ public final class Server {
         let appSocket = try roles.openAppSocket(runtimeDirectory: runtimeDirectory)
         let providerHost = ProviderHost(policy: options.providers, runtimeDirectory: runtimeDirectory,
                                         loop: wl_display_get_event_loop(display), logger: logger)
+        providerHost.ownerProcess = { [unowned self] owner in roles.process { clientID($0) == owner } }
         providerHost.integrityLost = { [unowned self] message in
             audit.record(AuditEvent.providerFailed, session: restrictionsSession, reason: "verify", detail: message)
             assessment.integrityLost(message)
@@ -781,10 +782,17 @@ extension Server {
     }
 
     /// A display was connected: during a session that is a change nobody
-    /// vetted, so the session hears `interrupted(integrity)`.
+    /// vetted, so the session hears `interrupted(integrity)` unless the
+    /// policy tolerates it (then the new output shows only the curtain).
     func outputAddedDuringSession(_ output: Output) {
         guard restrictions != nil else { return }
-        assessment.integrityLost("output \(output.name) was connected during the session")
+        switch OutputHotplug.connectedDuringSession(output: output.name, becomesPrimary: outputs.first === output,
+                                                    policy: options.policy.outputs) {
+        case .tolerated:
+            logger.notice("output \(output.name) was connected during the session; tolerated by the policy, it shows the curtain")
+        case .interrupts(let message):
+            assessment.integrityLost(message)
+        }
     }
 
     /// Outputs other than the primary show a plain colour during a session;

@@ -1,3 +1,4 @@
+import CarrelCompositor
 import CarrelCore
 import CarrelPolicyFile
 import Glibc
@@ -40,25 +41,19 @@ enum PolicyLoading {
 
     /// The file's text: at most `PolicyFile.maximumByteCount` bytes of UTF-8.
     static func read(_ path: String) throws(Failure) -> String {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
-        defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
+        guard stat(path, &info) == 0 else { throw .unreadable(path: path, reason: SystemError.current) }
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw .unreadable(path: path, reason: "not a regular file")
         }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-            if count < 0 && errno == EINTR { continue }
-            guard count >= 0 else { throw .unreadable(path: path, reason: String(cString: strerror(errno))) }
-            if count == 0 { break }
-            bytes += buffer[..<count]
-            guard bytes.count <= PolicyFile.maximumByteCount else {
-                throw .unreadable(path: path, reason: "larger than \(PolicyFile.maximumByteCount) bytes; a policy is a short text file")
-            }
+        let bytes: [UInt8]
+        switch BoundedFile.read(path, limit: PolicyFile.maximumByteCount, truncate: false) {
+        case .success(let read):
+            bytes = read
+        case .failure(.tooLarge):
+            throw .unreadable(path: path, reason: "larger than \(PolicyFile.maximumByteCount) bytes; a policy is a short text file")
+        case .failure(.unreadable(let why)):
+            throw .unreadable(path: path, reason: why)
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw .unreadable(path: path, reason: "not UTF-8 text")

@@ -209,3 +209,34 @@ struct ProviderTests {
         #expect(ProvidersPolicy(verifyInterval: .milliseconds(250)).verifyIntervalMilliseconds == 250)
     }
 }
+
+@Suite("Whose network the network provider keeps")
+struct NetworkExemptionTests {
+    func set(ownerRole: Role) -> RestrictionSet {
+        RestrictionSet(session: SessionID(3), owner: ClientID(7), ownerRole: ownerRole,
+                       configuration: .mostRestrictive, policy: SessionPolicy())
+    }
+
+    @Test("the launched app's session keeps the app's cgroup, whatever pid the owner has")
+    func launchedApp() throws {
+        #expect(try NetworkExemption.of(set(ownerRole: .app), ownerProcess: 4711) == .launchedApp)
+        #expect(try NetworkExemption.of(set(ownerRole: .app), ownerProcess: nil) == .launchedApp)
+    }
+
+    @Test("an app-requested lock by another client keeps only that client's process, not the launched app")
+    func appLockOwner() throws {
+        #expect(try NetworkExemption.of(set(ownerRole: .untrusted), ownerProcess: 4711) == .ownerProcess(pid: 4711))
+        #expect(try NetworkExemption.of(set(ownerRole: .participant), ownerProcess: 99) == .ownerProcess(pid: 99))
+    }
+
+    @Test("an owner other than the app whose process is unknown fails closed, saying why",
+          arguments: [nil, 0, -1] as [Int32?])
+    func unknownOwnerProcess(pid: Int32?) {
+        #expect {
+            try NetworkExemption.of(set(ownerRole: .untrusted), ownerProcess: pid)
+        } throws: { error in
+            let message = (error as? ProviderError)?.message ?? ""
+            return message.contains("untrusted client that owns session 3 is unknown")
+        }
+    }
+}

@@ -54,7 +54,7 @@ let builtInKeys: [BuiltInKey] = [
     BuiltInKey("capture.roles", .mostRestrictive) { builtIn.capture.roles.isEmpty },
     BuiltInKey("emergency.binding", .mostRestrictive) { builtIn.emergencyBinding == nil },
     BuiltInKey("outputs.allow_hotplug_during_session", .mostRestrictive) { builtIn.outputs.allowHotplugDuringSession == false },
-    BuiltInKey("outputs.curtain_colour", .notARestriction) { builtIn.outputs.curtainColour == 0x000000 },
+    BuiltInKey("outputs.curtain_colour", .notARestriction) { builtIn.outputs.curtainColour == 0x14171C },
     BuiltInKey("kiosk.enabled", .notMostRestrictive) { builtIn.kiosk.enabled == false },
     BuiltInKey("kiosk.maximum_relaunches", .notARestriction) { builtIn.kiosk.maximumRelaunches == 5 },
     BuiltInKey("kiosk.initial_backoff_ms", .notARestriction) { builtIn.kiosk.initialBackoff == .milliseconds(250) },

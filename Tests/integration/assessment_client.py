@@ -42,6 +42,9 @@ Commands:
   watch_selection           bind wl_seat and a wl_data_device; prints
                             `selection none` or `selection offer MIME,...`
   sync TAG                  prints `synced TAG` after a wl_display.sync round trip
+  connect PORT TAG          one TCP connection attempt from this process to
+                            127.0.0.1:PORT (netprobe.py's); prints `connect TAG ok`
+                            or `connect TAG fail WHY`
   exit                      disconnects and exits 0 (so does EOF on stdin)
 
 Events printed (one line each, flushed at once):
@@ -431,6 +434,9 @@ class Client:
             self.roles[args[0]][1].set_fullscreen(None)
         elif op == "sync":
             self.sync(args[0])
+        elif op == "connect":
+            import netprobe  # beside this script
+            emit("connect", args[1], netprobe.attempt(int(args[0])))
         elif op == "exit":
             self.running = False
         else:

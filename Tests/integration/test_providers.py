@@ -1,4 +1,4 @@
-"""Restriction providers against the real binary.
+"""Restriction providers (network, media) against the real binary.
 
 network: for real, inside a network namespace each test creates (`ip netns`),
 with carrel started through `ip netns exec NS unshare -m` and a cgroup v2
@@ -7,7 +7,9 @@ resolves cgroup paths there). A TCP server listens on the namespace's
 loopback; carrel's app is netprobe.py, which connects when the test asks it
 through a FIFO, from the cgroup carrel launched it into; "outside" is a
 process the test starts in the namespace. The session itself is begun by the
-pywayland assessment client on the app socket (see test_assessment.py).
+pywayland assessment client on the app socket (see test_assessment.py), or,
+for an app-requested lock, by that client run under an allowlisted copy of the
+interpreter inside the namespace: then only its process keeps the network.
 
 media: a fake MPRIS player (fake_mpris_player.py, Debian's python3-dbus) on a
 private session bus (`dbus-daemon --session`) started by the test.
@@ -29,6 +31,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
+from test_app_lock import exam_python, lock_only  # noqa: F401 (fixture)
 from test_assessment import Driver, World, client_python, pywayland_protocols  # noqa: F401 (fixtures)
 
 HERE = Path(__file__).resolve().parent
@@ -204,6 +207,63 @@ def test_network_only_the_app_connects_during_a_session(carrel, procs, logdir, l
     # The record goes right after the table, in the same turn of carrel's loop.
     assert h.wait_until(lambda: not (w.state_dir / "providers.state").exists(), 5), \
         "state file left after revert"
+    w.alive()
+
+
+def test_network_follows_the_owner_of_an_app_requested_lock(carrel, procs, logdir, logs, tmp_path,
+                                                            client_python, pywayland_protocols, netns,
+                                                            exam_python):
+    """An allowlisted untrusted client locks (app-requested lock): during the
+    lock its own process reaches the loopback server and the launched app,
+    hidden, does not; afterwards the client is back in its own cgroup."""
+    start_server(netns, procs, logdir)
+    w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, netns,
+                 args=("--provider", "network", "--app-lock-allow", str(exam_python)))
+    site = run([client_python, "-c", "import pywayland, os; "
+                "print(os.path.dirname(os.path.dirname(pywayland.__file__)))"]).stdout.strip()
+    # The allowlisted interpreter, exec'd inside the namespace (same pid all along,
+    # so carrel reads the allowlisted executable from /proc/PID/exe).
+    in_netns = tmp_path / "exam-python-in-netns"
+    in_netns.write_text(f"#!/bin/sh\nexec {netns.ip} netns exec {netns.name} {exam_python} \"$@\"\n")
+    in_netns.chmod(0o755)
+    ordinary, w.python = w.python, str(in_netns)
+    untrusted_env = w.env
+    w.env = lambda role: {**untrusted_env(role), "PYTHONPATH": site}
+    try:
+        exam = w.client("exam", role="untrusted")
+    finally:
+        w.python, w.env = ordinary, untrusted_env
+    exam_cgroup = Path(f"/proc/{exam.proc.pid}/cgroup").read_text().split("0::", 1)[1].split()[0]
+
+    def exam_connect(tag) -> str:
+        exam.send(f"connect {PORT} {tag}")
+        return exam.expect(rf"connect {tag} (.*)", what=f"the exam client's connection {tag}").group(1)
+
+    assert exam_connect("before") == "ok" and w.app_connect() == "ok", "before the lock everyone connects"
+    exam.map()
+    exam.bind()
+    lock_only(exam)
+    exam.begin("s", "c")
+    exam.began("s")
+    assert netns.table_exists(), f"began without carrel's nftables table\n{log_text(w)}"
+    owner_cgroup = Path(f"/proc/{exam.proc.pid}/cgroup").read_text()
+    assert "-owner" in owner_cgroup, f"the locking client was not moved into the owner's cgroup: {owner_cgroup}"
+    during = exam_connect("during")
+    assert during == "ok", f"the client owning the lock lost its network: {during}\n{log_text(w)}"
+    app = w.app_connect()
+    assert app.startswith("fail"), f"the launched app, hidden by another client's lock, connected: {app}"
+    outside = netns.outside_connect()
+    assert outside.startswith("fail"), f"a process outside the session connected: {outside}"
+    exam.sync()
+    assert not exam.matching(r"session s interrupted .*"), \
+        f"verify (every second, several times by now) found the owner's ruleset changed\n{log_text(w)}"
+
+    exam.send("end s")
+    exam.expect("session s ended")
+    assert h.wait_until(lambda: not netns.table_exists(), 5), "the table outlived the lock"
+    back = Path(f"/proc/{exam.proc.pid}/cgroup").read_text().split("0::", 1)[1].split()[0]
+    assert back == exam_cgroup, f"the locking client was not moved back to {exam_cgroup}: {back}"
+    assert exam_connect("after") == "ok" and w.app_connect() == "ok", "after ended everyone connects"
     w.alive()
 
 

@@ -60,6 +60,11 @@ final class EventLoopFDSource {
         if source == nil { return nil }
     }
 
+    /// Changes the events watched (0: none for now, e.g. while paused).
+    func watch(_ mask: UInt32) {
+        if let source { wl_event_source_fd_update(source, mask) }
+    }
+
     func cancel() {
         if let source { wl_event_source_remove(source) }
         source = nil

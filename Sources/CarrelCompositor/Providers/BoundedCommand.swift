@@ -25,7 +25,7 @@ struct BoundedCommand {
     static func run(_ argv: [String], input: String = "", timeout: Double = 5.0) throws(Failure) -> Result {
         var stdinPipe: [Int32] = [-1, -1], stdoutPipe: [Int32] = [-1, -1], stderrPipe: [Int32] = [-1, -1]
         guard pipe(&stdinPipe) == 0, pipe(&stdoutPipe) == 0, pipe(&stderrPipe) == 0 else {
-            throw .launch(argv[0], String(cString: strerror(errno)))
+            throw .launch(argv[0], SystemError.current)
         }
         // Not inherited by the app or anything else Carrel starts.
         for fd in stdinPipe + stdoutPipe + stderrPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
@@ -44,7 +44,7 @@ struct BoundedCommand {
         for fd in [stdinPipe[0], stdoutPipe[1], stderrPipe[1]] { close(fd) }
         guard spawned == 0 else {
             for fd in [stdinPipe[1], stdoutPipe[0], stderrPipe[0]] { close(fd) }
-            throw .launch(argv[0], String(cString: strerror(spawned)))
+            throw .launch(argv[0], SystemError.describe(spawned))
         }
         // The ruleset is small: written whole before reading (pipe buffer 64 KiB).
         var bytes = Array(input.utf8)

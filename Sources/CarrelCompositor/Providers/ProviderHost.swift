@@ -13,17 +13,17 @@ final class ProviderStateFile: ProviderStateStore {
 
     func record(_ state: ProviderState) throws(ProviderError) {
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
-            throw ProviderError("cannot create \(directory): \(String(cString: strerror(errno)))")
+            throw ProviderError("cannot create \(directory): \(SystemError.current)")
         }
         let temporary = path + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw ProviderError("cannot write \(temporary): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw ProviderError("cannot write \(temporary): \(SystemError.current)") }
         let text = state.encoded
         let written = text.withCString { Glibc.write(fd, $0, strlen($0)) }
         let synced = fsync(fd) == 0
         close(fd)
         guard written == text.utf8.count, synced, rename(temporary, path) == 0 else {
-            throw ProviderError("cannot write \(path): \(String(cString: strerror(errno)))")
+            throw ProviderError("cannot write \(path): \(SystemError.current)")
         }
         let dirFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dirFD >= 0 { fsync(dirFD); close(dirFD) }
@@ -31,24 +31,17 @@ final class ProviderStateFile: ProviderStateStore {
 
     func clear() throws(ProviderError) {
         guard unlink(path) == 0 || errno == ENOENT else {
-            throw ProviderError("cannot remove \(path): \(String(cString: strerror(errno)))")
+            throw ProviderError("cannot remove \(path): \(SystemError.current)")
         }
     }
 
-    /// The file's text; nil when there is none.
+    /// The file's text (its first 64 KiB: a record is a few lines); nil
+    /// when there is none.
     func read() -> String? {
-        guard let file = fopen(path, "r") else { return nil }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count <= 0 { break }
-            bytes += buffer[0..<count]
-            if bytes.count > 65536 { break }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        BoundedFile.text(path, limit: Self.readLimit)
     }
+
+    private static let readLimit = 65536
 }
 
 /// Everything about restriction providers the compositor does: recovery at
@@ -61,9 +54,15 @@ final class ProviderHost {
     private let cgroup: SessionCgroup?
     private let loop: OpaquePointer
     private let logger: Logger
-    private var timer: OpaquePointer?
+    private var timer: EventLoopTimer?
+    private let network: NetworkProvider?
     /// Called with the client's message when a verify fails.
     var integrityLost: (String) -> Void = { _ in }
+    /// The pid of a client's connection, for the network provider to keep
+    /// the network of a session owner that is not the launched app.
+    var ownerProcess: (ClientID) -> pid_t? = { _ in nil } {
+        didSet { network?.ownerProcess = ownerProcess }
+    }
 
     init(policy: ProvidersPolicy, runtimeDirectory: String, loop: OpaquePointer, logger: Logger) {
         self.policy = policy
@@ -74,6 +73,7 @@ final class ProviderHost {
 
         var providers: [RestrictionProvider] = []
         var cgroup: SessionCgroup?
+        var network: NetworkProvider?
         if policy.network {
             var problem: String?
             do {
@@ -82,13 +82,15 @@ final class ProviderHost {
                 problem = error.message
                 logger.error("network provider: \(error.message); sessions will fail to begin")
             }
-            providers.append(NetworkProvider(cgroup: cgroup, cgroupProblem: problem))
+            network = NetworkProvider(cgroup: cgroup, cgroupProblem: problem)
+            providers.append(network!)
         }
         if policy.media {
             let address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
             providers.append(MediaProvider(address: address, loop: loop) { [logger] in logger.notice("\($0)") })
         }
         self.cgroup = cgroup
+        self.network = network
         coordinator = ProviderCoordinator(providers: providers, store: stateFile)
         if !providers.isEmpty {
             logger.notice("restriction providers enabled: \(policy.enabledNames.joined(separator: ", ")) (state in \(stateFile.path))")
@@ -167,16 +169,13 @@ final class ProviderHost {
     private func armVerify() {
         guard coordinator.needsVerification else { return }
         if timer == nil {
-            timer = wl_event_loop_add_timer(loop, { data in
-                Unmanaged<ProviderHost>.fromOpaque(data!).takeUnretainedValue().verifyNow()
-                return 0
-            }, Unmanaged.passUnretained(self).toOpaque())
+            timer = EventLoopTimer(loop: loop) { [unowned self] in verifyNow() }
         }
-        if let timer { wl_event_source_timer_update(timer, policy.verifyIntervalMilliseconds) }
+        timer?.arm(after: policy.verifyInterval)
     }
 
     private func disarmVerify() {
-        if let timer { wl_event_source_remove(timer) }
+        timer?.cancel()
         timer = nil
     }
 

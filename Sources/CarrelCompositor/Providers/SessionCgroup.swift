@@ -2,23 +2,33 @@ import CarrelCore
 import CarrelMedia
 import Glibc
 
-/// The cgroup (v2) Carrel launches the app into, `/sys/fs/cgroup/carrel-PID`,
-/// so the network provider can tell the session's sockets from everyone
-/// else's. nftables resolves cgroup paths under `/sys/fs/cgroup`, so that is
+/// A cgroup (v2) of Carrel's own under `/sys/fs/cgroup`, so the network
+/// provider can tell the session's sockets from everyone else's:
+/// `carrel-PID`, which the app is launched into, and `carrel-PID-owner`,
+/// which the client owning an app-requested lock is moved into for the
+/// session. nftables resolves cgroup paths under `/sys/fs/cgroup`, so that is
 /// where the hierarchy must be mounted.
 final class SessionCgroup {
     static let root = "/sys/fs/cgroup"
+    /// `/proc/PID/cgroup` is one short line on a v2-only system; a few KiB
+    /// cover a hybrid one too.
+    private static let cgroupListLimit = 16384
     /// Relative to `root`, as nftables wants it.
     let relativePath: String
     var path: String { Self.root + "/" + relativePath }
 
     private init(relativePath: String) { self.relativePath = relativePath }
 
+    /// The launched app's cgroup of this run.
+    static var appName: String { "carrel-\(getpid())" }
+    /// The cgroup of this run for the process owning an app-requested lock.
+    static var ownerName: String { "carrel-\(getpid())-owner" }
+
     /// Whether `root` is a cgroup v2 mount; nil if so, else why not.
     static func rootProblem() -> String? {
         var type: UInt = 0
         guard carrel_fs_type(root, &type) == 0 else {
-            return "\(root) is not accessible (\(String(cString: strerror(errno))))"
+            return "\(root) is not accessible (\(SystemError.current))"
         }
         // CGROUP2_SUPER_MAGIC
         guard type == 0x6367_7270 else {
@@ -27,12 +37,13 @@ final class SessionCgroup {
         return nil
     }
 
-    /// Creates Carrel's cgroup; throws a sentence saying why it could not.
-    static func create() throws(ProviderError) -> SessionCgroup {
+    /// Creates (or reuses) Carrel's cgroup `name`; throws a sentence saying
+    /// why it could not.
+    static func create(named name: String = appName) throws(ProviderError) -> SessionCgroup {
         if let problem = rootProblem() { throw ProviderError(problem) }
-        let cgroup = SessionCgroup(relativePath: "carrel-\(getpid())")
+        let cgroup = SessionCgroup(relativePath: name)
         if mkdir(cgroup.path, 0o755) != 0 && errno != EEXIST {
-            throw ProviderError("could not create the cgroup \(cgroup.path): \(String(cString: strerror(errno))) (Carrel needs root to manage cgroups)")
+            throw ProviderError("could not create the cgroup \(cgroup.path): \(SystemError.current) (Carrel needs root to manage cgroups)")
         }
         return cgroup
     }
@@ -41,9 +52,9 @@ final class SessionCgroup {
     /// cgroup, so the child is born inside it: no socket it opens, even
     /// before exec, is outside. Carrel moves back afterwards.
     func spawnInside<T>(_ body: () throws -> T) throws -> T {
-        let original = Self.ownCgroup()
+        let original = Self.cgroup(of: "self")
         guard Self.write("\(getpid())", to: path + "/cgroup.procs") else {
-            throw CompositorError.launch("could not enter the cgroup \(path): \(String(cString: strerror(errno)))")
+            throw CompositorError.launch("could not enter the cgroup \(path): \(SystemError.current)")
         }
         defer {
             if let original, !Self.write("\(getpid())", to: Self.root + original + "/cgroup.procs") {
@@ -51,6 +62,28 @@ final class SessionCgroup {
             }
         }
         return try body()
+    }
+
+    /// Moves process `pid` (all its threads) into this cgroup; returns the
+    /// cgroup it was in (absolute below `root`, "/..."), to move it back to.
+    /// Sockets it opened before stay where they were born: only new ones
+    /// are in this cgroup.
+    func adopt(_ pid: pid_t) throws(ProviderError) -> String {
+        guard let original = Self.cgroup(of: "\(pid)") else {
+            throw ProviderError("could not read the cgroup of process \(pid) (/proc/\(pid)/cgroup): \(SystemError.current); has it exited?")
+        }
+        guard Self.write("\(pid)", to: path + "/cgroup.procs") else {
+            throw ProviderError("could not move process \(pid) into the cgroup \(path): \(SystemError.current)")
+        }
+        return original
+    }
+
+    /// Moves `pid` back to `original` (as `adopt` returned it); if that
+    /// cgroup is gone, to the root. False if neither worked (the process
+    /// may have exited, which is fine).
+    @discardableResult
+    static func release(_ pid: pid_t, to original: String) -> Bool {
+        write("\(pid)", to: root + original + "/cgroup.procs") || write("\(pid)", to: root + "/cgroup.procs")
     }
 
     /// Removes the cgroup if it is empty (processes left in it keep it).
@@ -62,16 +95,12 @@ final class SessionCgroup {
         return rmdir(root + "/" + relativePath) == 0 || errno == ENOENT
     }
 
-    /// This process's cgroup v2 path ("0::/path" in /proc/self/cgroup).
-    private static func ownCgroup() -> String? {
-        guard let file = fopen("/proc/self/cgroup", "r") else { return nil }
-        defer { fclose(file) }
-        var line: UnsafeMutablePointer<CChar>? = nil
-        var capacity = 0
-        defer { free(line) }
-        while getline(&line, &capacity, file) > 0 {
-            let text = String(cString: line!).trimmingSuffix("\n")
-            if text.hasPrefix("0::") { return String(text.dropFirst(3)) }
+    /// The cgroup v2 path of process `pid` ("self" for Carrel), the "0::/path"
+    /// line of /proc/PID/cgroup.
+    private static func cgroup(of pid: String) -> String? {
+        guard let text = BoundedFile.text("/proc/\(pid)/cgroup", limit: cgroupListLimit) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("0::") {
+            return String(line.dropFirst(3))
         }
         return nil
     }
@@ -81,11 +110,5 @@ final class SessionCgroup {
         guard fd >= 0 else { return false }
         defer { close(fd) }
         return text.withCString { Glibc.write(fd, $0, strlen($0)) } > 0
-    }
-}
-
-private extension String {
-    func trimmingSuffix(_ suffix: String) -> String {
-        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
     }
 }

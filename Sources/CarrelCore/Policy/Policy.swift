@@ -148,9 +148,19 @@ public struct OutputPolicy: Sendable, Equatable {
     /// The curtain colour on every output but the primary, 0xRRGGBB.
     public var curtainColour: UInt32
 
-    public init(allowHotplugDuringSession: Bool = false, curtainColour: UInt32 = 0x000000) {
+    /// The curtain Carrel has always drawn: a dark grey rather than black, so
+    /// a curtained output is told apart from one that shows nothing.
+    public static let defaultCurtainColour: UInt32 = 0x14171C
+
+    public init(allowHotplugDuringSession: Bool = false, curtainColour: UInt32 = OutputPolicy.defaultCurtainColour) {
         self.allowHotplugDuringSession = allowHotplugDuringSession
         self.curtainColour = curtainColour
+    }
+
+    /// `curtainColour` as opaque red, green, blue, alpha in 0...1, the form
+    /// the renderer takes.
+    public var curtainComponents: [Float] {
+        [16, 8, 0].map { Float((curtainColour >> UInt32($0)) & 0xFF) / 255 } + [1]
     }
 }
 

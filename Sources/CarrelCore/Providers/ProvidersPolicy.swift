@@ -46,8 +46,6 @@ public struct ProvidersPolicy: Sendable, Equatable {
 
     /// The verify period in whole milliseconds (at least 1), for a timer.
     public var verifyIntervalMilliseconds: Int32 {
-        let (seconds, attoseconds) = verifyInterval.components
-        let ms = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-        return Int32(clamping: max(1, ms))
+        Int32(clamping: max(1, verifyInterval.wholeMilliseconds))
     }
 }
