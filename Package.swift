@@ -35,6 +35,7 @@ let package = Package(
         .library(name: "CarrelCore", targets: ["CarrelCore"]),
         .library(name: "AssessmentKit", targets: ["AssessmentKit"]),
         .library(name: "CarrelAudit", targets: ["CarrelAudit"]),
+        .library(name: "CarrelWire", targets: ["CarrelWire"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -72,7 +73,11 @@ let package = Package(
             sources: ["shm.c"],
             publicHeadersPath: "include"
         ),
-        .target(name: "CarrelCore", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
+        // The protocol's vocabulary, once: features, enforcement, reasons with
+        // the catch-all rule, lock state, version. Pure Swift, no dependencies;
+        // CarrelCore (the compositor side) and AssessmentKit (the client side) re-export it.
+        .target(name: "CarrelWire"),
+        .target(name: "CarrelCore", dependencies: ["CarrelWire", .product(name: "TOMLKit", package: "TOMLKit")]),
         .target(
             name: "CarrelCompositor",
             dependencies: ["CarrelCore", "CarrelShim", "CCairoLib", "CarrelMedia", "CarrelPasscode", "CarrelAudit",
@@ -125,7 +130,7 @@ let package = Package(
         .testTarget(name: "CarrelAuditTests", dependencies: ["CarrelAudit"]),
         .testTarget(name: "CarrelPolicyFileTests", dependencies: ["CarrelPolicyFile", "CarrelPasscode", "CarrelCore"]),
         // The client library for exam apps, the demo exam's pure logic, and the demo.
-        .target(name: "AssessmentKit", dependencies: ["CarrelClientShim"], swiftSettings: cSideSettings),
+        .target(name: "AssessmentKit", dependencies: ["CarrelWire", "CarrelClientShim"], swiftSettings: cSideSettings),
         .target(name: "DemoExamLogic", dependencies: ["AssessmentKit"]),
         .executableTarget(
             name: "carrel-demo-exam",
