@@ -126,7 +126,9 @@ let package = Package(
         ),
         // Red-team client (issue 4): tries each attack and prints a JSON verdict.
         .executableTarget(name: "carrel-probe", dependencies: ["CarrelClientShim"], swiftSettings: cSideSettings),
-        .testTarget(name: "CarrelCoreTests", dependencies: ["CarrelCore"]),
+        // The tests' shared helpers (one seeded random generator).
+        .target(name: "CarrelTestSupport", path: "Tests/CarrelTestSupport"),
+        .testTarget(name: "CarrelCoreTests", dependencies: ["CarrelCore", "CarrelTestSupport"]),
         .testTarget(name: "CarrelAuditTests", dependencies: ["CarrelAudit"]),
         .testTarget(name: "CarrelPolicyFileTests", dependencies: ["CarrelPolicyFile", "CarrelPasscode", "CarrelCore"]),
         // The client library for exam apps, the demo exam's pure logic, and the demo.
@@ -137,6 +139,8 @@ let package = Package(
             dependencies: ["DemoExamLogic", "AssessmentKit", "CarrelClientShim", "CCairoLib"],
             swiftSettings: cSideSettings
         ),
-        .testTarget(name: "AssessmentKitTests", dependencies: ["AssessmentKit", "DemoExamLogic"]),
+        .testTarget(name: "AssessmentKitTests", dependencies: ["AssessmentKit", "DemoExamLogic", "CarrelTestSupport"]),
+        // The compositor's Invigilator and AssessmentKit's in-memory lockdown, side by side.
+        .testTarget(name: "LockdownAgreementTests", dependencies: ["CarrelCore", "AssessmentKit", "CarrelTestSupport"]),
     ]
 )
