@@ -77,7 +77,7 @@ let package = Package(
         // the catch-all rule, lock state, version. Pure Swift, no dependencies;
         // CarrelCore (the compositor side) and AssessmentKit (the client side) re-export it.
         .target(name: "CarrelWire"),
-        .target(name: "CarrelCore", dependencies: ["CarrelWire", .product(name: "TOMLKit", package: "TOMLKit")]),
+        .target(name: "CarrelCore", dependencies: ["CarrelWire"]),
         .target(
             name: "CarrelCompositor",
             dependencies: ["CarrelCore", "CarrelShim", "CCairoLib", "CarrelMedia", "CarrelPasscode", "CarrelAudit",
@@ -97,7 +97,8 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
         // The policy file: TOML text → a validated `Policy` or every problem
-        // with its line. Pure like CarrelCore; the CLI reads the file.
+        // with its line, and the --assessment CONFIG.toml file. Pure like
+        // CarrelCore; the CLI reads the files.
         .target(
             name: "CarrelPolicyFile",
             dependencies: ["CarrelCore", "CarrelPasscode", .product(name: "TOMLKit", package: "TOMLKit")]
