@@ -112,21 +112,25 @@ let package = Package(
             ],
             swiftSettings: cSideSettings
         ),
-        // The administrator's control tool (issue 5): talks to carrel's control socket.
+        // The administrator's control tool: talks to carrel's control socket.
         .executableTarget(
             name: "carrelctl",
             dependencies: ["CarrelCore", "CarrelPasscode", "CarrelAudit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // A small Wayland client for tests and benchmarks: paints a solid colour
         // or animates, and timestamps its milestones with CLOCK_MONOTONIC.
+        // The Wayland client plumbing carrel-paint, carrel-probe and the demo
+        // exam share: connection, registry, bounded waits, shm buffers.
+        .target(name: "WaylandClientSupport", dependencies: ["CarrelClientShim"], swiftSettings: cSideSettings),
         .executableTarget(
             name: "carrel-paint",
-            dependencies: ["CarrelClientShim"],
+            dependencies: ["CarrelClientShim", "WaylandClientSupport"],
             path: "Sources/carrel-paint",
             swiftSettings: cSideSettings
         ),
-        // Red-team client (issue 4): tries each attack and prints a JSON verdict.
-        .executableTarget(name: "carrel-probe", dependencies: ["CarrelClientShim"], swiftSettings: cSideSettings),
+        // Red-team client: tries each attack and prints a JSON verdict.
+        .executableTarget(name: "carrel-probe", dependencies: ["CarrelClientShim", "WaylandClientSupport"],
+                          swiftSettings: cSideSettings),
         // The tests' shared helpers (one seeded random generator).
         .target(name: "CarrelTestSupport", path: "Tests/CarrelTestSupport"),
         .testTarget(name: "CarrelCoreTests", dependencies: ["CarrelCore", "CarrelTestSupport"]),
@@ -137,7 +141,7 @@ let package = Package(
         .target(name: "DemoExamLogic", dependencies: ["AssessmentKit"]),
         .executableTarget(
             name: "carrel-demo-exam",
-            dependencies: ["DemoExamLogic", "AssessmentKit", "CarrelClientShim", "CCairoLib"],
+            dependencies: ["DemoExamLogic", "AssessmentKit", "CarrelClientShim", "WaylandClientSupport", "CCairoLib"],
             swiftSettings: cSideSettings
         ),
         .testTarget(name: "AssessmentKitTests", dependencies: ["AssessmentKit", "DemoExamLogic", "CarrelTestSupport"]),
