@@ -102,7 +102,7 @@ public struct AssessmentError: Error, Hashable, Sendable, CustomStringConvertibl
         }
 
         /// The interruption reason this code stands for, if it is one
-        /// (`.other` reads as a failure reason, which it is too).
+        /// (`.other` is both a failure and an interruption reason).
         public var interruptionReason: InterruptionReason? {
             InterruptionReason.allCases.first { Code($0) == self }
         }
