@@ -35,6 +35,7 @@ let package = Package(
         .library(name: "CarrelCore", targets: ["CarrelCore"]),
         .library(name: "AssessmentKit", targets: ["AssessmentKit"]),
         .library(name: "CarrelAudit", targets: ["CarrelAudit"]),
+        .library(name: "CarrelWire", targets: ["CarrelWire"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -72,7 +73,11 @@ let package = Package(
             sources: ["shm.c"],
             publicHeadersPath: "include"
         ),
-        .target(name: "CarrelCore", dependencies: [.product(name: "TOMLKit", package: "TOMLKit")]),
+        // The protocol's vocabulary, once: features, enforcement, reasons with
+        // the catch-all rule, lock state, version. Pure Swift, no dependencies;
+        // CarrelCore (the compositor side) and AssessmentKit (the client side) re-export it.
+        .target(name: "CarrelWire"),
+        .target(name: "CarrelCore", dependencies: ["CarrelWire"]),
         .target(
             name: "CarrelCompositor",
             dependencies: ["CarrelCore", "CarrelShim", "CCairoLib", "CarrelMedia", "CarrelPasscode", "CarrelAudit",
@@ -92,7 +97,8 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
         // The policy file: TOML text → a validated `Policy` or every problem
-        // with its line. Pure like CarrelCore; the CLI reads the file.
+        // with its line, and the --assessment CONFIG.toml file. Pure like
+        // CarrelCore; the CLI reads the files.
         .target(
             name: "CarrelPolicyFile",
             dependencies: ["CarrelCore", "CarrelPasscode", .product(name: "TOMLKit", package: "TOMLKit")]
@@ -113,25 +119,33 @@ let package = Package(
         ),
         // A small Wayland client for tests and benchmarks: paints a solid colour
         // or animates, and timestamps its milestones with CLOCK_MONOTONIC.
+        // The Wayland client plumbing carrel-paint, carrel-probe and the demo
+        // exam share: connection, registry, bounded waits, shm buffers.
+        .target(name: "WaylandClientSupport", dependencies: ["CarrelClientShim"], swiftSettings: cSideSettings),
         .executableTarget(
             name: "carrel-paint",
-            dependencies: ["CarrelClientShim"],
+            dependencies: ["CarrelClientShim", "WaylandClientSupport"],
             path: "Sources/carrel-paint",
             swiftSettings: cSideSettings
         ),
         // Red-team client: tries each attack and prints a JSON verdict.
-        .executableTarget(name: "carrel-probe", dependencies: ["CarrelClientShim"], swiftSettings: cSideSettings),
-        .testTarget(name: "CarrelCoreTests", dependencies: ["CarrelCore"]),
+        .executableTarget(name: "carrel-probe", dependencies: ["CarrelClientShim", "WaylandClientSupport"],
+                          swiftSettings: cSideSettings),
+        // The tests' shared helpers (one seeded random generator).
+        .target(name: "CarrelTestSupport", path: "Tests/CarrelTestSupport"),
+        .testTarget(name: "CarrelCoreTests", dependencies: ["CarrelCore", "CarrelTestSupport"]),
         .testTarget(name: "CarrelAuditTests", dependencies: ["CarrelAudit"]),
         .testTarget(name: "CarrelPolicyFileTests", dependencies: ["CarrelPolicyFile", "CarrelPasscode", "CarrelCore"]),
         // The client library for exam apps, the demo exam's pure logic, and the demo.
-        .target(name: "AssessmentKit", dependencies: ["CarrelClientShim"], swiftSettings: cSideSettings),
+        .target(name: "AssessmentKit", dependencies: ["CarrelWire", "CarrelClientShim"], swiftSettings: cSideSettings),
         .target(name: "DemoExamLogic", dependencies: ["AssessmentKit"]),
         .executableTarget(
             name: "carrel-demo-exam",
-            dependencies: ["DemoExamLogic", "AssessmentKit", "CarrelClientShim", "CCairoLib"],
+            dependencies: ["DemoExamLogic", "AssessmentKit", "CarrelClientShim", "WaylandClientSupport", "CCairoLib"],
             swiftSettings: cSideSettings
         ),
-        .testTarget(name: "AssessmentKitTests", dependencies: ["AssessmentKit", "DemoExamLogic"]),
+        .testTarget(name: "AssessmentKitTests", dependencies: ["AssessmentKit", "DemoExamLogic", "CarrelTestSupport"]),
+        // The compositor's Invigilator and AssessmentKit's in-memory lockdown, side by side.
+        .testTarget(name: "LockdownAgreementTests", dependencies: ["CarrelCore", "AssessmentKit", "CarrelTestSupport"]),
     ]
 )

@@ -36,6 +36,9 @@ public struct AssessmentError: Error, Hashable, Sendable, CustomStringConvertibl
         /// The compositor stopped beginning the session (administrator, shutdown),
         /// or the app called `end()` before the session began.
         case cancelled
+        /// The machine does not meet the administrator's preconditions for
+        /// sessions; another configuration would fail the same way (protocol version 2).
+        case preconditionsUnmet
 
         // interruption_reason: interrupted.
         /// A restriction stopped holding.
@@ -57,40 +60,63 @@ public struct AssessmentError: Error, Hashable, Sendable, CustomStringConvertibl
 
         /// The code for a wire `failure_reason`; unknown values are `.other`.
         public init(failureReason value: UInt32) {
-            let table: [UInt32: Code] = [
-                1: .alreadyActive, 2: .notEntitled, 3: .unsupportedConfiguration, 4: .surfaceNotReady,
-                5: .timeout, 6: .restrictionFailed, 7: .internal, 8: .interrupted, 9: .cancelled,
-            ]
-            self = table[value] ?? .other
+            self.init(FailureReason(wireValue: value))
         }
 
         /// The code for a wire `interruption_reason`; unknown values are `.other`.
         public init(interruptionReason value: UInt32) {
-            let table: [UInt32: Code] = [1: .integrity, 2: .administrative, 3: .timeLimit, 4: .shutdown]
-            self = table[value] ?? .other
+            self.init(InterruptionReason(wireValue: value))
+        }
+
+        /// The code for a failure reason.
+        public init(_ reason: FailureReason) {
+            switch reason {
+            case .other: self = .other
+            case .alreadyActive: self = .alreadyActive
+            case .notEntitled: self = .notEntitled
+            case .unsupportedConfiguration: self = .unsupportedConfiguration
+            case .surfaceNotReady: self = .surfaceNotReady
+            case .timeout: self = .timeout
+            case .restrictionFailed: self = .restrictionFailed
+            case .internal: self = .internal
+            case .interrupted: self = .interrupted
+            case .cancelled: self = .cancelled
+            case .preconditionsUnmet: self = .preconditionsUnmet
+            }
+        }
+
+        /// The code for an interruption reason.
+        public init(_ reason: InterruptionReason) {
+            switch reason {
+            case .other: self = .other
+            case .integrity: self = .integrity
+            case .administrative: self = .administrative
+            case .timeLimit: self = .timeLimit
+            case .shutdown: self = .shutdown
+            }
+        }
+
+        /// The failure reason this code stands for, if it is one.
+        public var failureReason: FailureReason? {
+            FailureReason.allCases.first { Code($0) == self }
+        }
+
+        /// The interruption reason this code stands for, if it is one
+        /// (`.other` is both a failure and an interruption reason).
+        public var interruptionReason: InterruptionReason? {
+            InterruptionReason.allCases.first { Code($0) == self }
         }
 
         /// The reason's name in the protocol XML (`already_active`,
         /// `time_limit`, ...); client-side codes get names in the same style.
         public var protocolName: String {
+            if let reason = failureReason { return reason.protocolName }
+            if let reason = interruptionReason { return reason.protocolName }
             switch self {
-            case .other: return "other"
-            case .alreadyActive: return "already_active"
-            case .notEntitled: return "not_entitled"
-            case .unsupportedConfiguration: return "unsupported_configuration"
-            case .surfaceNotReady: return "surface_not_ready"
-            case .timeout: return "timeout"
-            case .restrictionFailed: return "restriction_failed"
-            case .internal: return "internal"
-            case .interrupted: return "interrupted"
-            case .cancelled: return "cancelled"
-            case .integrity: return "integrity"
-            case .administrative: return "administrative"
-            case .timeLimit: return "time_limit"
-            case .shutdown: return "shutdown"
             case .connection: return "connection"
             case .notAvailable: return "not_available"
             case .notActive: return "not_active"
+            default: return "other"
             }
         }
     }

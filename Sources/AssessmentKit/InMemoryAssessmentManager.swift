@@ -5,8 +5,11 @@
 /// wait in a queue until the test calls ``dispatch()`` (the counterpart of
 /// `wl_display_dispatch`). It keeps the compositor's rules: at most one
 /// session pending or active (a second begin fails with `alreadyActive`),
-/// updates of an interrupted session fail with `interrupted`, releasing a
-/// pending or active session unlocks at once and drops its queued events.
+/// a configuration leaving denied a feature not in ``features`` fails begin
+/// and update with `unsupportedConfiguration` (CarrelWire's `FeatureRule`,
+/// the compositor's own rule), updates of an interrupted session fail with
+/// `interrupted`, releasing a pending or active session unlocks at once and
+/// drops its queued events.
 ///
 /// ```swift
 /// let lockdown = InMemoryAssessmentManager()
@@ -58,9 +61,8 @@ public final class InMemoryAssessmentManager: AssessmentManaging {
     private var sessions: [AssessmentSession.ID: WeakSession] = [:]
     private var queue: [(id: AssessmentSession.ID, report: AssessmentSession.Report)] = []
 
-    /// Every feature enforced by the compositor unless told otherwise.
-    public init(features: [AssessmentFeature: AssessmentEnforcement] =
-                    Dictionary(uniqueKeysWithValues: AssessmentFeature.allCases.map { ($0, .compositor) })) {
+    /// Every feature, enforced as Carrel announces it, unless told otherwise.
+    public init(features: [AssessmentFeature: AssessmentEnforcement] = FeatureRule.standardAnnouncements) {
         self.features = features
     }
 
@@ -80,6 +82,10 @@ public final class InMemoryAssessmentManager: AssessmentManaging {
         if holder != nil {
             queue.append((session.id, .failed(AssessmentError(
                 .alreadyActive, message: "another session is pending or active"))))
+            return
+        }
+        if let problem = FeatureRule.refusal(allowed: session.configuration.allowedFeatures, announced: features) {
+            queue.append((session.id, .failed(AssessmentError(.unsupportedConfiguration, message: problem))))
             return
         }
         switch result {
@@ -110,6 +116,10 @@ public final class InMemoryAssessmentManager: AssessmentManaging {
         if holder.interrupted {
             queue.append((session.id, .updateFailed(AssessmentError(
                 .interrupted, message: "an interrupted session can only be ended"))))
+            return
+        }
+        if let problem = FeatureRule.refusal(allowed: configuration.allowedFeatures, announced: features) {
+            queue.append((session.id, .updateFailed(AssessmentError(.unsupportedConfiguration, message: problem))))
             return
         }
         switch result {

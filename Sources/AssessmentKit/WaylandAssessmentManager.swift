@@ -26,7 +26,7 @@ import Glibc
 /// `surface` must stay alive while sessions are begun with it; destroying the
 /// window later does not end a session.
 public final class WaylandAssessmentManager: AssessmentManaging {
-    public static let interfaceName = "carrel_assessment_manager_v1"
+    public static let interfaceName = AssessmentProtocol.managerInterface
 
     /// The app's connection (`struct wl_display *`).
     public let display: OpaquePointer
@@ -35,6 +35,10 @@ public final class WaylandAssessmentManager: AssessmentManaging {
     public let surface: OpaquePointer
     public private(set) var features: [AssessmentFeature: AssessmentEnforcement] = [:]
     public private(set) var lockState: AssessmentLockState = .inactive
+    /// The protocol version bound: this build's `AssessmentProtocol.version`,
+    /// or less when the compositor offers less. Reasons of later versions
+    /// arrive as `other`.
+    public let version: UInt32
     /// Called (from within dispatch) when another `lock_state` … `done` group changes the lock state.
     public var onLockStateChange: ((AssessmentLockState) -> Void)?
 
@@ -70,14 +74,16 @@ public final class WaylandAssessmentManager: AssessmentManaging {
         guard wl_display_roundtrip_queue(display, queue) >= 0 else {
             throw Self.connectionError(display, doing: "listing the compositor's globals")
         }
-        guard let name = finder.name, let interface = carrel_client_interface(Self.interfaceName) else {
+        guard let name = finder.name, let offered = finder.version,
+              let interface = carrel_client_interface(Self.interfaceName) else {
             throw AssessmentError(
                 .notAvailable,
                 message: "the compositor does not offer \(Self.interfaceName) to this app; "
                     + "run the app inside Carrel as its exam app (carrel -- APP)")
         }
         // The new proxy inherits the registry's private queue.
-        manager = OpaquePointer(wl_registry_bind(registry, name, interface, 1))
+        version = min(offered, AssessmentProtocol.version)
+        manager = OpaquePointer(wl_registry_bind(registry, name, interface, version))
 
         carrel_assessment_manager_v1_add_listener(manager, managerListener, Unmanaged.passUnretained(self).toOpaque())
         // The compositor answers the bind with features, lock_state and done.
@@ -177,11 +183,13 @@ public final class WaylandAssessmentManager: AssessmentManaging {
     fileprivate func handleFeature(_ value: UInt32, enforcement: UInt32) {
         // Features of later versions are not ours to configure; skip them.
         guard let feature = AssessmentFeature(rawValue: value) else { return }
-        announcedFeatures[feature] = enforcement == 1 ? .client : .compositor
+        // An unknown enforcement is read as the client's job: the safe side.
+        announcedFeatures[feature] = AssessmentFeature.Enforcement(rawValue: enforcement) ?? .client
     }
 
     fileprivate func handleLockState(_ value: UInt32) {
-        announcedLockState = value == 0 ? .inactive : .active
+        // Any value but inactive means something holds the lock.
+        announcedLockState = LockState(rawValue: value) ?? .active
     }
 
     fileprivate func handleDone() {
@@ -220,6 +228,7 @@ private final class SessionProxy {
 /// Notes the name of the assessment global while the registry lists globals.
 private final class GlobalFinder {
     var name: UInt32?
+    var version: UInt32?
 }
 
 private func text(_ pointer: UnsafePointer<CChar>?) -> String {
@@ -235,9 +244,11 @@ private func permanent<Listener>(_ listener: Listener) -> UnsafePointer<Listener
 }
 
 private let globalFinderListener = permanent(wl_registry_listener(
-    global: { data, _, name, interface, _ in
+    global: { data, _, name, interface, version in
         guard let interface, String(cString: interface) == WaylandAssessmentManager.interfaceName else { return }
-        Unmanaged<GlobalFinder>.fromOpaque(data!).takeUnretainedValue().name = name
+        let finder = Unmanaged<GlobalFinder>.fromOpaque(data!).takeUnretainedValue()
+        finder.name = name
+        finder.version = version
     },
     global_remove: { _, _, _ in }
 ))

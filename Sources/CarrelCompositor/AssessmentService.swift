@@ -34,7 +34,7 @@ final class AssessmentService {
         self.server = server
         self.invigilator = Invigilator(policy: policy, appLock: appLock)
         self.logger = logger
-        global = wl_global_create(server.display, Self.managerInterface, 1,
+        global = wl_global_create(server.display, Self.managerInterface, Int32(AssessmentProtocol.version),
                                   Unmanaged.passUnretained(self).toOpaque()) { client, data, version, id in
             Unmanaged<AssessmentService>.fromOpaque(data!).takeUnretainedValue()
                 .bind(client: client!, version: version, id: id)

@@ -1,4 +1,5 @@
 import CarrelClientShim
+import WaylandClientSupport
 import CCairoLib
 
 /// The exam's xdg_toplevel. It redraws as soon as it is told its content
@@ -120,11 +121,11 @@ private func window(_ data: UnsafeMutableRawPointer?) -> ExamWindow {
     Unmanaged<ExamWindow>.fromOpaque(data!).takeUnretainedValue()
 }
 
-private let xdgSurfaceListener = permanentListener(xdg_surface_listener(
+private let xdgSurfaceListener = staticListener(xdg_surface_listener(
     configure: { data, _, serial in window(data).handleSurfaceConfigure(serial: serial) }
 ))
 
-private let toplevelListener = permanentListener(xdg_toplevel_listener(
+private let toplevelListener = staticListener(xdg_toplevel_listener(
     configure: { data, _, width, height, _ in window(data).handleToplevelConfigure(width: width, height: height) },
     close: { data, _ in window(data).handleClose() },
     configure_bounds: { _, _, _, _ in },

@@ -1,4 +1,5 @@
 import CarrelClientShim
+import WaylandClientSupport
 import DemoExamLogic
 #if canImport(Glibc)
 import Glibc
@@ -75,12 +76,12 @@ private func input(_ data: UnsafeMutableRawPointer?) -> SeatInput {
     Unmanaged<SeatInput>.fromOpaque(data!).takeUnretainedValue()
 }
 
-private let seatListener = permanentListener(wl_seat_listener(
+private let seatListener = staticListener(wl_seat_listener(
     capabilities: { data, _, capabilities in input(data).handleCapabilities(capabilities) },
     name: { _, _, _ in }
 ))
 
-private let keyboardListener = permanentListener(wl_keyboard_listener(
+private let keyboardListener = staticListener(wl_keyboard_listener(
     // The keymap is not needed (keys are read as evdev codes); its fd is ours to close.
     keymap: { _, _, _, fd, _ in close(fd) },
     enter: { _, _, _, _, _ in },
@@ -90,7 +91,7 @@ private let keyboardListener = permanentListener(wl_keyboard_listener(
     repeat_info: { _, _, _, _ in }
 ))
 
-private let pointerListener = permanentListener(wl_pointer_listener(
+private let pointerListener = staticListener(wl_pointer_listener(
     enter: { data, _, _, _, x, y in input(data).handlePointerMotion(x: x, y: y) },
     leave: { _, _, _, _ in },
     motion: { data, _, _, x, y in input(data).handlePointerMotion(x: x, y: y) },

@@ -10,6 +10,7 @@
 
 import AssessmentKit
 import CarrelClientShim
+import WaylandClientSupport
 import DemoExamLogic
 #if canImport(Glibc)
 import Glibc
@@ -160,7 +161,7 @@ func dispatchEvents(until deadline: Double?) {
     }
     var fds = [pollfd(fd: wl_display_get_fd(wayland), events: Int16(POLLIN), revents: 0)]
     if scriptOnStdin { fds.append(pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)) }
-    let timeout = deadline.map { Int32(max(0, min(($0 - monotonicSeconds()) * 1000, 60_000)).rounded(.up)) } ?? -1
+    let timeout = deadline.map { Int32(max(0, min(($0 - MonotonicClock.seconds()) * 1000, 60_000)).rounded(.up)) } ?? -1
     if poll(&fds, nfds_t(fds.count), timeout) < 0 && errno != EINTR {
         wl_display_cancel_read(wayland)
         fail("poll failed: \(errnoText())")
@@ -179,7 +180,7 @@ func dispatchEvents(until deadline: Double?) {
 while true {
     var deadline: Double?
     if let runner {
-        switch runner.advance(now: monotonicSeconds()) {
+        switch runner.advance(now: MonotonicClock.seconds()) {
         case .finished(let status):
             fflush(nil)
             exit(status)

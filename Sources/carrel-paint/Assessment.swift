@@ -1,4 +1,5 @@
 import CarrelClientShim
+import WaylandClientSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -97,7 +98,7 @@ final class AssessmentRunner {
     }
 
     private func stamp(_ name: String) {
-        let now = MilestoneLog.monotonicNanoseconds()
+        let now = MonotonicClock.nanoseconds()
         print("milestone \(name) \(now)")
         fflush(stdout)
     }

@@ -1,3 +1,4 @@
+import WaylandClientSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,15 +22,9 @@ final class MilestoneLog {
     func reach(_ milestone: Milestone) {
         // Read the clock before any bookkeeping so the stamp is as close to
         // the event as this process can make it.
-        let now = MilestoneLog.monotonicNanoseconds()
+        let now = MonotonicClock.nanoseconds()
         guard enabled, seen.insert(milestone.rawValue).inserted else { return }
         print("milestone \(milestone.rawValue) \(now)")
         fflush(stdout)
-    }
-
-    static func monotonicNanoseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 }

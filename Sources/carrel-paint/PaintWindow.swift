@@ -1,4 +1,5 @@
 import CarrelClientShim
+import WaylandClientSupport
 
 /// One xdg_toplevel filled with a solid colour, drawn once or on every frame.
 final class PaintWindow {

@@ -5,6 +5,7 @@
 // Everything runs on the main thread inside wl_display_dispatch: no Swift
 // concurrency, so the C pointers never cross threads.
 
+import WaylandClientSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -75,7 +76,7 @@ do {
     window.onClose = { running = false }
     window.onFrameDone = { count in
         if options.printFrames {
-            print("frame \(count) \(MilestoneLog.monotonicNanoseconds())")
+            print("frame \(count) \(MonotonicClock.nanoseconds())")
             fflush(stdout)
         }
         if count == 1 { assessment?.start() }

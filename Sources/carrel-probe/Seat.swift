@@ -1,4 +1,5 @@
 import CarrelClientShim
+import WaylandClientSupport
 #if canImport(Glibc)
 import Glibc
 #endif

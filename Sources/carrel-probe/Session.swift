@@ -1,4 +1,5 @@
 import CarrelClientShim
+import WaylandClientSupport
 
 /// The probe's main connection with the globals an ordinary client binds,
 /// and the window, popup and selection the attacks create on it.

@@ -1,3 +1,4 @@
+import WaylandClientSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,23 +9,8 @@ struct ProbeError: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-func errnoText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
-
-/// Copies a listener struct to memory that is never freed: libwayland keeps
-/// the pointer for as long as the proxy lives, and the listeners are
-/// per-type constants.
-func staticListener<Listener>(_ listener: Listener) -> UnsafePointer<Listener> {
-    let storage = UnsafeMutablePointer<Listener>.allocate(capacity: 1)
-    storage.initialize(to: listener)
-    return UnsafePointer(storage)
-}
-
 /// Seconds on CLOCK_MONOTONIC.
-func now() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
+func now() -> Double { MonotonicClock.seconds() }
 
 /// "12 ms" for a duration in seconds.
 func milliseconds(_ seconds: Double) -> String { "\(Int((seconds * 1000).rounded())) ms" }
@@ -36,7 +22,7 @@ func secondsText(_ seconds: Double) -> String {
 }
 
 func printError(_ message: String) {
-    fputs("carrel-probe: \(message)\n", stderr)
+    printError(message, program: "carrel-probe")
 }
 
 // MARK: JSON

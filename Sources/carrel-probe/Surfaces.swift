@@ -1,44 +1,28 @@
 import CarrelClientShim
+import WaylandClientSupport
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// One XRGB8888 wl_buffer of one colour in its own memfd. Kept until the
-/// probe exits: it never redraws into a buffer, so release does not matter.
+/// One XRGB8888 wl_buffer of one colour (WaylandClientSupport's shared-memory
+/// buffer). Kept until the probe exits: it never redraws into a buffer, so
+/// release does not matter.
 final class SolidBuffer {
-    let width: Int32
-    let height: Int32
-    private let buffer: OpaquePointer?
-    private let pixels: UnsafeMutableRawPointer
-    private let byteCount: Int
+    private let buffer: SharedMemoryBuffer
+    var width: Int32 { buffer.width }
+    var height: Int32 { buffer.height }
 
     init(shm: OpaquePointer, width: Int32, height: Int32, color: RGB) throws {
-        let stride = Int(width) * 4
-        let byteCount = stride * Int(height)
-        let fd = carrel_client_shm_create(byteCount)
-        guard fd >= 0 else { throw ProbeError("cannot create \(byteCount) bytes of shared memory: \(errnoText())") }
-        defer { close(fd) }
-        guard let mapped = mmap(nil, byteCount, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0), mapped != MAP_FAILED else {
-            throw ProbeError("cannot map \(byteCount) bytes of shared memory: \(errnoText())")
+        do {
+            buffer = try SharedMemoryBuffer(shm: shm, width: width, height: height)
+        } catch {
+            throw ProbeError(error.description)
         }
-        mapped.bindMemory(to: UInt32.self, capacity: byteCount / 4)
-            .update(repeating: color.xrgb8888, count: byteCount / 4)
-        let pool = wl_shm_create_pool(shm, fd, Int32(byteCount))
-        buffer = wl_shm_pool_create_buffer(pool, 0, width, height, Int32(stride), WL_SHM_FORMAT_XRGB8888.rawValue)
-        wl_shm_pool_destroy(pool)
-        self.width = width
-        self.height = height
-        self.pixels = mapped
-        self.byteCount = byteCount
+        buffer.pixels.update(repeating: color.xrgb8888, count: buffer.byteCount / 4)
     }
 
     func attach(to surface: OpaquePointer) {
-        wl_surface_attach(surface, buffer, 0, 0)
-    }
-
-    deinit {
-        wl_buffer_destroy(buffer)
-        munmap(pixels, byteCount)
+        buffer.attach(to: surface)
     }
 }
 

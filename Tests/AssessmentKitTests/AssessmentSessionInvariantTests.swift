@@ -1,4 +1,5 @@
 import AssessmentKit
+import CarrelTestSupport
 import Testing
 
 /// Seeded random operation sequences over several sessions of one lockdown,
@@ -11,7 +12,7 @@ struct AssessmentSessionInvariantTests {
 
     @Test("invariants hold after every step", arguments: Array(UInt64(1)...UInt64(40)))
     func randomSequences(seed: UInt64) {
-        var random = SeededGenerator(seed: seed)
+        var random = SeededRandom(seed: seed)
         let lockdown = InMemoryAssessmentManager()
         var live: [(AssessmentSession, DelegateRecorder)] = []
         var finished: [DelegateRecorder] = []

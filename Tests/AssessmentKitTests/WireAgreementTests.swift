@@ -2,9 +2,11 @@ import AssessmentKit
 import CarrelClientShim
 import Testing
 
-/// AssessmentKit puts raw values on the wire and reads reasons off it; the
-/// generated client header (from the XML, the contract) names each value, so
-/// a constant renamed or renumbered in the XML breaks the build or these tests.
+/// AssessmentKit puts CarrelWire's raw values on the wire and reads reasons
+/// off it into its error codes; the generated client header (from the XML,
+/// the contract) names each value, so a constant renamed or renumbered in the
+/// XML breaks the build or these tests. (CarrelWire's own names, values and
+/// versions are checked against the XML in ProtocolAgreementTests.)
 @Suite("Agreement with the generated carrel-assessment-v1 client header")
 struct WireAgreementTests {
     @Test("features")
@@ -39,7 +41,9 @@ struct WireAgreementTests {
             (CARREL_ASSESSMENT_SESSION_V1_FAILURE_REASON_INTERNAL.rawValue, "internal"),
             (CARREL_ASSESSMENT_SESSION_V1_FAILURE_REASON_INTERRUPTED.rawValue, "interrupted"),
             (CARREL_ASSESSMENT_SESSION_V1_FAILURE_REASON_CANCELLED.rawValue, "cancelled"),
+            (CARREL_ASSESSMENT_SESSION_V1_FAILURE_REASON_PRECONDITIONS_UNMET.rawValue, "preconditions_unmet"),
         ]
+        #expect(wire.count == FailureReason.allCases.count)
         for (value, name) in wire {
             #expect(AssessmentError.Code(failureReason: value).protocolName == name)
         }
@@ -60,5 +64,23 @@ struct WireAgreementTests {
             #expect(AssessmentError.Code(interruptionReason: value).protocolName == name)
         }
         #expect(AssessmentError.Code(interruptionReason: (wire.map(\.0).max() ?? 0) + 1) == .other)
+        #expect(wire.count == InterruptionReason.allCases.count)
+    }
+
+    @Test("every reason has its own code, and the code leads back to the reason")
+    func codesRoundTrip() {
+        for reason in FailureReason.allCases {
+            #expect(AssessmentError.Code(reason).failureReason == reason)
+        }
+        for reason in InterruptionReason.allCases where reason != .other {
+            #expect(AssessmentError.Code(reason).interruptionReason == reason)
+        }
+        #expect(AssessmentError.Code.connection.failureReason == nil && AssessmentError.Code.connection.interruptionReason == nil)
+    }
+
+    @Test("AssessmentKit binds the version the generated header was made for")
+    func boundVersion() {
+        #expect(AssessmentProtocol.version == UInt32(carrel_assessment_session_v1_interface.version))
+        #expect(AssessmentProtocol.version == UInt32(carrel_assessment_manager_v1_interface.version))
     }
 }

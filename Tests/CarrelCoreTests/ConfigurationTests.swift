@@ -91,9 +91,14 @@ struct ConfigurationTests {
     @Test("reasons newer than the client's version reach it as other")
     func catchAllReasons() {
         for reason in FailureReason.allCases {
-            #expect(reason.wireValue(forVersion: 1) == reason.rawValue)
+            #expect(reason.wireValue(forVersion: reason.since) == reason.rawValue)
             #expect(reason.wireValue(forVersion: reason.since - 1) == FailureReason.other.rawValue)
         }
+        // Version 2's reason: a version-1 client hears other, a version-2 one the reason.
+        #expect(FailureReason.preconditionsUnmet.wireValue(forVersion: 1) == 0)
+        #expect(FailureReason.preconditionsUnmet.wireValue(forVersion: 2) == 10)
+        #expect(FailureReason.unsupportedConfiguration.wireValue(forVersion: 1) == 3)
+        #expect(FailureReason(wireValue: 99) == .other && FailureReason(wireValue: 10) == .preconditionsUnmet)
         for reason in InterruptionReason.allCases {
             #expect(reason.wireValue(forVersion: 1) == reason.rawValue)
             #expect(reason.wireValue(forVersion: reason.since - 1) == InterruptionReason.other.rawValue)

@@ -1,4 +1,5 @@
 import CarrelCore
+import CarrelTestSupport
 import Testing
 
 /// Keyboard focus: the exam app keeps it; untrusted windows never take it
@@ -73,7 +74,7 @@ struct FocusTests {
     /// untrusted window only when allowed and no focusable window is mapped.
     @Test("Focus invariants over random stacks", arguments: [1, 2, 3, 42, 1234] as [UInt64])
     func invariants(seed: UInt64) {
-        var random = SplitMix64(seed: seed)
+        var random = SeededRandom(seed: seed)
         for _ in 0..<500 {
             let count = Int(random.next() % 8)
             let stack = (0..<count).map { index in
@@ -93,18 +94,5 @@ struct FocusTests {
                 #expect(chosen == nil, "stack \(stack)")
             }
         }
-    }
-}
-
-/// A small deterministic generator so a failing seed replays exactly.
-private struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

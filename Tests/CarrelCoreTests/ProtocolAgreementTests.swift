@@ -2,17 +2,20 @@ import CarrelCore
 import Foundation
 import Testing
 
-/// The XML is the contract: the Swift enums must carry exactly its names and
-/// values, so the compositor can put raw values on the wire unchanged.
+/// The XML is the contract: CarrelWire's enums (which CarrelCore and
+/// AssessmentKit both use) must carry exactly its names, values and versions,
+/// so either side can put raw values on the wire unchanged.
 @Suite("Agreement with carrel-assessment-v1.xml")
 struct ProtocolAgreementTests {
-    /// interface → enum → [(entry name, value)], in file order.
-    static let enums: [String: [String: [(String, UInt32)]]] = {
+    /// The XML's enums and interface versions, read once.
+    static let parsed: (enums: [String: [String: [(String, UInt32)]]], since: [String: UInt32], versions: [String: UInt32]) = {
         let path = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("protocols/carrel-assessment-v1.xml").path
-        guard let xml = try? String(contentsOfFile: path, encoding: .utf8) else { return [:] }
+        guard let xml = try? String(contentsOfFile: path, encoding: .utf8) else { return ([:], [:], [:]) }
         var result: [String: [String: [(String, UInt32)]]] = [:]
+        var since: [String: UInt32] = [:]
+        var versions: [String: UInt32] = [:]
         var interface = "", enumeration = ""
         // Tags are split on "<"; attributes are read from the tag's text.
         for tag in xml.split(separator: "<").map({ $0.replacingOccurrences(of: "\n", with: " ") }) {
@@ -20,14 +23,22 @@ struct ProtocolAgreementTests {
                 guard let start = tag.range(of: " \(name)=\"") else { return nil }
                 return String(tag[start.upperBound...].prefix { $0 != "\"" })
             }
-            if tag.hasPrefix("interface ") { interface = attribute("name") ?? "" }
+            if tag.hasPrefix("interface ") {
+                interface = attribute("name") ?? ""
+                versions[interface] = attribute("version").flatMap(UInt32.init)
+            }
             if tag.hasPrefix("enum ") { enumeration = attribute("name") ?? "" }
             if tag.hasPrefix("entry "), let name = attribute("name"), let value = attribute("value").flatMap(UInt32.init) {
                 result[interface, default: [:]][enumeration, default: []].append((name, value))
+                // An entry without `since` exists from version 1.
+                since["\(interface).\(enumeration).\(name)"] = attribute("since").flatMap(UInt32.init) ?? 1
             }
         }
-        return result
+        return (result, since, versions)
     }()
+
+    /// interface → enum → [(entry name, value)], in file order.
+    static var enums: [String: [String: [(String, UInt32)]]] { parsed.enums }
 
     static func entries(_ interface: String, _ name: String) -> [String] {
         (enums[interface]?[name] ?? []).map { "\($0.0)=\($0.1)" }
@@ -54,6 +65,23 @@ struct ProtocolAgreementTests {
             FailureReason.allCases.map { "\($0.protocolName)=\($0.rawValue)" })
         #expect(Self.entries("carrel_assessment_session_v1", "interruption_reason") ==
             InterruptionReason.allCases.map { "\($0.protocolName)=\($0.rawValue)" })
+    }
+
+    @Test("each reason's version is the XML's since, and the interfaces' version is the protocol's")
+    func versions() {
+        for reason in FailureReason.allCases {
+            #expect(Self.parsed.since["carrel_assessment_session_v1.failure_reason.\(reason.protocolName)"] == reason.since, "\(reason)")
+        }
+        for reason in InterruptionReason.allCases {
+            #expect(Self.parsed.since["carrel_assessment_session_v1.interruption_reason.\(reason.protocolName)"] == reason.since, "\(reason)")
+        }
+        #expect(Self.parsed.since["carrel_assessment_session_v1.failure_reason.preconditions_unmet"] == 2)
+        #expect(Self.parsed.versions == [
+            AssessmentProtocol.managerInterface: AssessmentProtocol.version,
+            AssessmentProtocol.configurationInterface: AssessmentProtocol.version,
+            AssessmentProtocol.sessionInterface: AssessmentProtocol.version,
+        ])
+        #expect(AssessmentProtocol.version == 2)
     }
 
     @Test("protocol error codes")

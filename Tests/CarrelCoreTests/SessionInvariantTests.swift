@@ -1,4 +1,5 @@
 import CarrelCore
+import CarrelTestSupport
 import Testing
 
 /// Seeded random operation sequences from several clients, checking Core's

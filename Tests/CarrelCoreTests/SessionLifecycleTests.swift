@@ -129,7 +129,7 @@ struct SessionLifecycleTests {
         #expect(compositor.invariantViolations().isEmpty)
     }
 
-    @Test("unmet preconditions at begin: everything reverted, then failed(unsupported_configuration) with the list")
+    @Test("unmet preconditions at begin: everything reverted, then failed(preconditions_unmet) with the list")
     func preconditionsUnmetAtBegin() {
         var compositor = CompositorDouble()
         compositor.hookOutcome = { _ in .unsupported("nested: …; seat: …") }
@@ -137,7 +137,7 @@ struct SessionLifecycleTests {
         let effects = compositor.run { $0.begin(id, client: app, role: .app, surface: .mappedToplevel, configuration: nil, now: now) }
         let core = effects.withoutLogs
         let revert = core.firstIndex(of: .revertRestrictions(first))
-        let failed = core.firstIndex { if case .send(_, .failed(.unsupportedConfiguration, "nested: …; seat: …")) = $0 { return true } else { return false } }
+        let failed = core.firstIndex { if case .send(_, .failed(.preconditionsUnmet, "nested: …; seat: …")) = $0 { return true } else { return false } }
         #expect(revert != nil && failed != nil && revert! < failed!)
         #expect(compositor.held == nil && compositor.lockState == .inactive)
         #expect(compositor.invariantViolations().isEmpty)

@@ -17,8 +17,10 @@ commands from stdin, one per line. Several commands on one line, separated by
 by the test (`m`, `w`, `s1`, ...).
 
 Commands:
-  bind_manager M [NAME]     bind carrel_assessment_manager_v1 (NAME: a numeric
-                            global name to force, even one never advertised)
+  bind_manager M [NAME] [vN]  bind carrel_assessment_manager_v1 at version N
+                            (default 1, never above what is advertised unless
+                            NAME is given; NAME: a numeric global name to force,
+                            even one never advertised)
   destroy_manager M
   map W                     an xdg_toplevel with a wl_shm buffer; prints
                             `configured W`, then `mapped W` once a frame
@@ -31,6 +33,7 @@ Commands:
                             xdg_toplevel request to the inert toplevel (ignored)
   inert_popup               get_popup on an xdg_surface whose wl_surface is gone (refused)
   close_window W            destroy W's xdg_toplevel and xdg_surface: W leaves the screen
+  unmap W                   commit a null buffer on W: the toplevel is unmapped, keeps its role
   config C                  manager create_configuration (on the first manager)
   allow C FEATURE | participant C ID | time_limit C SECONDS | destroy_config C
   begin S M W C|null        manager M begins session S for surface W
@@ -99,6 +102,35 @@ def generate_protocols(outdir: Path, python: str = sys.executable) -> Path:
         if not (package / f"{module}.py").is_file():
             raise RuntimeError(f"pywayland.scanner did not write {module}.py:\n{result.stderr}")
     return outdir
+
+
+_WIRE = None
+
+
+def wire(python: str = sys.executable):
+    """The protocol module pywayland's scanner makes from the XML (generated
+    once per process, into a temporary directory): tests take wire values
+    from its enums, e.g. `wire().CarrelAssessmentSessionV1.failure_reason.timeout`,
+    never from literals. Needs pywayland in this interpreter."""
+    global _WIRE
+    if _WIRE is None:
+        import atexit
+        import importlib
+        import importlib.util
+        import shutil
+        outdir = Path(tempfile.mkdtemp(prefix="carrel-wire-"))
+        atexit.register(shutil.rmtree, outdir, True)
+        package_dir = generate_protocols(outdir, python=python) / PACKAGE
+        # Loaded as a package of its own name, so this copy never shadows the
+        # client's `carrel_wl` (its modules import each other relatively).
+        name = "carrel_wire_protocols"
+        spec = importlib.util.spec_from_file_location(
+            name, package_dir / "__init__.py", submodule_search_locations=[str(package_dir)])
+        package = importlib.util.module_from_spec(spec)
+        sys.modules[name] = package
+        spec.loader.exec_module(package)
+        _WIRE = importlib.import_module(f"{name}.carrel_assessment_v1")
+    return _WIRE
 
 
 def emit(*words: object) -> None:
@@ -259,15 +291,18 @@ class Client:
 
     # -- assessment protocol ------------------------------------------------
 
-    def bind_manager(self, name: str, numeric: str | None = None) -> None:
+    def bind_manager(self, name: str, *rest: str) -> None:
         manager_class = self.ca.CarrelAssessmentManagerV1
+        numeric = next((r for r in rest if not r.startswith("v")), None)
+        version = int(next((r[1:] for r in rest if r.startswith("v")), "1"))
         if numeric is None:
-            found = [n for n, (i, _) in self.globals.items() if i == manager_class.name]
+            found = [(n, v) for n, (i, v) in self.globals.items() if i == manager_class.name]
             if not found:
                 emit("no_global", manager_class.name)
                 return
-            numeric = found[0]
-        manager = self.registry.bind(int(numeric), manager_class, 1)
+            numeric, advertised = found[0]
+            version = min(version, advertised)
+        manager = self.registry.bind(int(numeric), manager_class, version)
         manager.dispatcher["feature"] = lambda _, f, e: emit("manager", name, "feature", f, e)
         manager.dispatcher["lock_state"] = lambda _, s: emit("manager", name, "lock_state", s)
         manager.dispatcher["done"] = lambda _: emit("manager", name, "done")
@@ -426,6 +461,10 @@ class Client:
             xdg_surface, toplevel = self.roles.pop(args[0])
             toplevel.destroy()
             xdg_surface.destroy()
+        elif op == "unmap":
+            surface = o[args[0]]
+            surface.attach(None, 0, 0)
+            surface.commit()
         elif op == "watch_selection":
             self.watch_selection()
         elif op == "flood_selection":

@@ -23,12 +23,11 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import MANAGER, World, client_python, pywayland_protocols  # noqa: F401 (fixtures)
+from test_assessment import ACTIVE, FEATURES, INACTIVE, MANAGER, NOT_ENTITLED, World, client_python, pywayland_protocols  # noqa: F401 (fixtures)
 from test_enforcement import x_windows
 from test_visual import screenshot, start_xvfb
 
-NOT_ENTITLED = 2
-ALL_FEATURES = range(8)
+ALL_FEATURES = sorted(FEATURES)
 # Overlay.swift's background colours.
 PROMPT = (0x1A, 0x3A, 0x6E)
 BANNER = (0x8A, 0x1C, 0x7C)
@@ -118,7 +117,7 @@ def test_allowlisted_app_locks_only_with_a_lock_only_configuration(
     lock_only(exam)
     exam.begin("s3", "c")
     exam.began("s3")
-    exam.expect(f"manager m lock_state 1")
+    exam.expect(f"manager m lock_state {ACTIVE}")
     exam.send("end s3")
     exam.expect("session s3 ended")
     w.alive()
@@ -301,7 +300,7 @@ def test_refused_with_n_or_escape_fails_not_entitled(
     press(display, key)
     m = exam.expect(r"session s (began|failed (\d+) (.*))")
     assert m.group(2) == str(NOT_ENTITLED) and m.group(3) == "refused at the machine", m.group(0)
-    exam.expect("manager m lock_state 0")
+    exam.expect(f"manager m lock_state {INACTIVE}")
     assert h.wait_until(lambda: colour_count(screenshot(display), PROMPT, CENTRE) == 0, 5), \
         "the prompt stayed after N"
     assert colour_count(screenshot(display), BANNER, TOP) == 0, "a banner after a refusal"
@@ -317,7 +316,7 @@ def test_destroyed_while_asking_takes_the_prompt_down(
                                 pywayland_protocols, exam_python)
     exam = ask(w, display, artifacts_dir, "applock-destroy")
     exam.send("destroy s")
-    exam.expect("manager m lock_state 0")
+    exam.expect(f"manager m lock_state {INACTIVE}")
     assert h.wait_until(lambda: colour_count(screenshot(display), PROMPT, CENTRE) == 0, 5), \
         "the prompt stayed after the session was destroyed"
     press(display, "y")

@@ -33,19 +33,34 @@ VENV_PYTHON = Path("/opt/carrel-test-venv/bin/python")
 EVENT_TIMEOUT = 10.0  # began waits for a presented frame; the policy's own bound is 3 s
 QUIET_PERIOD = 1.5  # how long "nothing more arrives" is watched for
 
-# Wire values, from protocols/carrel-assessment-v1.xml.
-FEATURES = set(range(8))  # spell_check .. screen_reader
-CLIENT_ENFORCEMENT = 1  # enforcement.client
-ENFORCEMENTS = {0, 1}
+# Wire values, from the enums pywayland's scanner generates from
+# protocols/carrel-assessment-v1.xml (the contract), never literals.
+WIRE = assessment_client.wire()
+_MANAGER, _CONFIGURATION, _SESSION = (WIRE.CarrelAssessmentManagerV1, WIRE.CarrelAssessmentConfigurationV1,
+                                      WIRE.CarrelAssessmentSessionV1)
+FEATURES = {f.value for f in _MANAGER.feature}  # spell_check .. screen_reader
+CLIENT_ENFORCEMENT = _MANAGER.enforcement.client.value
+ENFORCEMENTS = {e.value for e in _MANAGER.enforcement}
 # A compositor cannot switch off an app's own spell checker, prediction or
 # autocorrection: the XML's example of a client-enforced feature.
-TEXT_ASSISTANCE = {0, 1, 2}
-INACTIVE, ACTIVE = 0, 1
-ALREADY_ACTIVE, UNSUPPORTED_CONFIGURATION, SURFACE_NOT_READY, FAILED_INTERRUPTED = 1, 3, 4, 8
-TIME_LIMIT = 3  # interruption_reason.time_limit
-MANAGER = "carrel_assessment_manager_v1"
-CONFIGURATION = "carrel_assessment_configuration_v1"
-SESSION = "carrel_assessment_session_v1"
+TEXT_ASSISTANCE = {_MANAGER.feature.spell_check.value, _MANAGER.feature.predictive_text.value,
+                   _MANAGER.feature.autocorrect.value}
+INACTIVE, ACTIVE = _MANAGER.lock_state.inactive.value, _MANAGER.lock_state.active.value
+_FAILURE = _SESSION.failure_reason
+OTHER, ALREADY_ACTIVE, NOT_ENTITLED = _FAILURE.other.value, _FAILURE.already_active.value, _FAILURE.not_entitled.value
+UNSUPPORTED_CONFIGURATION, SURFACE_NOT_READY = _FAILURE.unsupported_configuration.value, _FAILURE.surface_not_ready.value
+RESTRICTION_FAILED, CANCELLED = _FAILURE.restriction_failed.value, _FAILURE.cancelled.value
+FAILED_INTERRUPTED, PRECONDITIONS_UNMET = _FAILURE.interrupted.value, _FAILURE.preconditions_unmet.value
+_INTERRUPTION = _SESSION.interruption_reason
+INTEGRITY, ADMINISTRATIVE = _INTERRUPTION.integrity.value, _INTERRUPTION.administrative.value
+TIME_LIMIT = _INTERRUPTION.time_limit.value
+MANAGER, CONFIGURATION, SESSION = _MANAGER.name, _CONFIGURATION.name, _SESSION.name
+# Protocol error codes.
+BAD_SURFACE = _MANAGER.error.bad_surface.value
+ALREADY_SET, INVALID_FEATURE = _CONFIGURATION.error.already_set.value, _CONFIGURATION.error.invalid_feature.value
+INVALID_TIME_LIMIT = _CONFIGURATION.error.invalid_time_limit.value
+NOT_BEGUN, ALREADY_ENDED = _SESSION.error.not_begun.value, _SESSION.error.already_ended.value
+NOT_A_FEATURE = max(FEATURES) + 1
 
 
 # ---------------------------------------------------------------------------
@@ -188,10 +203,10 @@ class Driver:
         self.send(f"map {window}")
         self.expect(f"mapped {window}", what="a frame callback after the first buffer")
 
-    def bind(self, manager: str = "m") -> list[str]:
-        """Binds a manager; returns the events up to its first done."""
+    def bind(self, manager: str = "m", version: int = 1) -> list[str]:
+        """Binds a manager at `version`; returns the events up to its first done."""
         start = len(self.lines)
-        self.send(f"bind_manager {manager}")
+        self.send(f"bind_manager {manager} v{version}")
         self.expect(f"manager {manager} done", what="the events sent on bind")
         return [line for line in self.lines[start:] if line.startswith(f"manager {manager} ")]
 
@@ -360,7 +375,7 @@ def test_bind_sends_each_feature_then_lock_state_then_done(world):
     assert TEXT_ASSISTANCE <= client_enforced, \
         f"spell check, prediction and autocorrect live in the app; only the client can keep " \
         f"them off, yet they were announced as {features}"
-    assert events[len(FEATURES):] == ["manager m lock_state 0", "manager m done"], \
+    assert events[len(FEATURES):] == [f"manager m lock_state {INACTIVE}", "manager m done"], \
         f"after the features: lock_state(inactive) then done, got {events}"
     a.sync()
     assert len(a.matching("manager m .*")) == len(events), "events after done without a change"
@@ -398,7 +413,7 @@ def test_second_begin_while_active_fails_and_first_stays(world):
     a.begin()
     a.began()
     b_bind = b.bind()
-    assert "manager m lock_state 1" in b_bind, f"bind during a session must say active: {b_bind}"
+    assert f"manager m lock_state {ACTIVE}" in b_bind, f"bind during a session must say active: {b_bind}"
     b.begin("t")
     m = b.expect(r"session t (began|failed (\d+) .*)")
     assert m.group(2) == str(ALREADY_ACTIVE), f"second begin answered {m.group(0)!r}"
@@ -444,16 +459,20 @@ def test_untrusted_client_cannot_see_or_bind_the_manager(world):
 
 CLIENT_BUGS = {
     # name: (commands after a mapped window w and a manager m, interface, code, wait for began)
-    "allow_feature_twice": ("config c ; allow c 0 ; allow c 0", CONFIGURATION, 0, False),
+    "allow_feature_twice": (f"config c ; allow c {_MANAGER.feature.spell_check.value} ; allow c {_MANAGER.feature.spell_check.value}", CONFIGURATION, ALREADY_SET, False),
     "add_participant_twice": ("config c ; participant c calc ; participant c calc",
-                              CONFIGURATION, 0, False),
-    "set_time_limit_twice": ("config c ; time_limit c 60 ; time_limit c 60", CONFIGURATION, 0, False),
-    "invalid_feature": ("config c ; allow c 8", CONFIGURATION, 1, False),
-    "time_limit_zero": ("config c ; time_limit c 0", CONFIGURATION, 2, False),
-    "end_before_began": ("begin s m w null ; end s", SESSION, 0, False),
-    "update_before_began": ("config c ; begin s m w null ; update s c", SESSION, 0, False),
-    "end_after_end": ("end s ; end s", SESSION, 1, True),
-    "begin_without_toplevel_role": ("plain_surface p ; begin s m p null", MANAGER, 0, False),
+                              CONFIGURATION, ALREADY_SET, False),
+    "set_time_limit_twice": ("config c ; time_limit c 60 ; time_limit c 60", CONFIGURATION, ALREADY_SET, False),
+    # set_time_limit is once per configuration object, whatever the value.
+    "set_time_limit_twice_other_value": ("config c ; time_limit c 60 ; time_limit c 120",
+                                         CONFIGURATION, ALREADY_SET, False),
+    "invalid_feature": (f"config c ; allow c {NOT_A_FEATURE}", CONFIGURATION, INVALID_FEATURE, False),
+    "time_limit_zero": ("config c ; time_limit c 0", CONFIGURATION, INVALID_TIME_LIMIT, False),
+    "end_before_began": ("begin s m w null ; end s", SESSION, NOT_BEGUN, False),
+    "update_before_began": ("config c ; begin s m w null ; update s c", SESSION, NOT_BEGUN, False),
+    # Back to back: the second end arrives before ended could reach the client.
+    "end_after_end": ("end s ; end s", SESSION, ALREADY_ENDED, True),
+    "begin_without_toplevel_role": ("plain_surface p ; begin s m p null", MANAGER, BAD_SURFACE, False),
 }
 
 
@@ -633,6 +652,85 @@ def test_begin_with_an_unmapped_toplevel_fails_surface_not_ready(world):
     a.began("s2")
     a.send("end s2")
     a.expect("session s2 ended")
+    world.alive()
+
+
+def test_begin_with_a_toplevel_mapped_then_unmapped_fails_surface_not_ready(world):
+    """The XML: readiness is judged when begin is handled, so a toplevel that
+    was mapped once and then unmapped (a null buffer committed) is not ready."""
+    a = world.client("exam")
+    a.map()
+    a.bind()
+    a.send("unmap w")
+    a.sync()
+    a.begin()
+    m = a.expect(r"session s (began|failed (\d+) .*)")
+    assert m.group(2) == str(SURFACE_NOT_READY), f"begin with an unmapped toplevel: {m.group(0)!r}"
+    a.map("w2")
+    a.begin("s2", window="w2")
+    a.began("s2")
+    a.send("end s2")
+    a.expect("session s2 ended")
+    world.alive()
+
+
+def test_a_begin_refused_at_once_changes_no_lock_state(world):
+    """A begin refused by the checks made when it is handled never holds the
+    lock: no manager, the client's own included, hears lock_state for it."""
+    observer = world.client("observer")
+    observer.bind()
+    a = world.client("exam")
+    a.map()
+    a.bind()
+    # Above any policy's maximum (eight hours by default): unsupported_configuration.
+    a.send("config c ; time_limit c 4000000000")
+    a.begin(config="c")
+    m = a.expect(r"session s (began|failed (\d+) .*)")
+    assert m.group(2) == str(UNSUPPORTED_CONFIGURATION), m.group(0)
+    a.send("toplevel u")
+    a.expect("configured u")
+    a.begin("s2", window="u")
+    m = a.expect(r"session s2 (began|failed (\d+) .*)")
+    assert m.group(2) == str(SURFACE_NOT_READY), m.group(0)
+    a.sync()
+    observer.sync()
+    assert lock_states(a) == [INACTIVE], f"the refused begins changed the lock state: {a.lines}"
+    assert lock_states(observer) == [INACTIVE], f"the observer heard a lock state change: {observer.lines}"
+    world.alive()
+
+
+def test_a_second_end_after_ended_arrived_is_already_ended(world):
+    """The XML: a second end raises already_ended whether or not ended has
+    reached the client (the back-to-back case is in CLIENT_BUGS)."""
+    a = world.client("exam")
+    a.map()
+    a.bind()
+    a.begin()
+    a.began()
+    a.send("end s")
+    a.expect("session s ended")
+    a.send("end s")
+    assert a.protocol_error() == (SESSION, ALREADY_ENDED), a.evidence()
+    world.alive()
+
+
+def test_destroying_an_active_session_sends_no_session_event_but_lock_state_to_every_manager(world):
+    """The XML: destroy sends nothing more on the session object; the lock
+    state change goes to every bound manager, the destroying client's own too."""
+    observer = world.client("observer")
+    observer.bind()
+    a = world.client("exam")
+    a.map()
+    a.bind()
+    a.begin()
+    a.began()
+    wait_lock_state(a, ACTIVE)
+    a.send("destroy s")
+    wait_lock_state(a, INACTIVE)
+    wait_lock_state(observer, INACTIVE)
+    a.sync()
+    assert lock_states(a) == [INACTIVE, ACTIVE, INACTIVE], f"the own manager's lock states: {a.lines}"
+    assert a.matching("session s .*") == ["session s began"], f"events after destroy: {a.lines}"
     world.alive()
 
 

@@ -33,14 +33,14 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import World, client_python, pywayland_protocols  # noqa: F401  (fixtures)
+from test_assessment import CANCELLED, INTEGRITY, RESTRICTION_FAILED, WIRE, World, client_python, pywayland_protocols  # noqa: F401  (fixtures)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
 import carrel_fuzz as wire  # noqa: E402
 
 HOTPLUG = {"CARREL_TEST_OUTPUT_HOTPLUG": "1"}
-RESTRICTION_FAILED, CANCELLED = 6, 9
-INTEGRITY, SHUTDOWN = 1, 4
+
+SHUTDOWN = WIRE.CarrelAssessmentSessionV1.interruption_reason.shutdown.value
 ANSWER = r"session {s} (began|failed (\d+) .*)"
 
 

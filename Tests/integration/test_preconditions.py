@@ -1,5 +1,6 @@
-"""Preconditions: before a session's restrictions go up, Carrel checks
-the machine the policy requires and fails `begin` with unsupported_configuration
+"""Preconditions: before a session's restrictions go up, Carrel checks the
+machine the policy requires and fails `begin` with preconditions_unmet (a
+reason of protocol version 2; a client that bound version 1 hears `other`),
 listing every unmet requirement, not just the first.
 
 This machine really is unfit for an exam, which is what the tests use: Carrel
@@ -19,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import UNSUPPORTED_CONFIGURATION, World, client_python, pywayland_protocols, start_xvfb  # noqa: F401
+from test_assessment import OTHER, PRECONDITIONS_UNMET, World, client_python, pywayland_protocols, start_xvfb  # noqa: F401
 
 ALL = ("nested", "x_server", "seat", "policy_file")
 SYSTEMD = Path("/run/systemd/system").is_dir()  # sd_booted()'s own test
@@ -38,10 +39,10 @@ def unfit_policy(tmp_path: Path, text: str = "") -> Path:
     return path
 
 
-def begin_once(world: World) -> str:
-    """The app begins a session; returns the event line it heard."""
+def begin_once(world: World, version: int = 2) -> str:
+    """The app, bound at `version`, begins a session; returns the event line it heard."""
     app = world.client("exam")
-    app.bind()
+    app.bind(version=version)
     app.map()
     app.begin("s")
     return app.expect(r"session s (began|failed (\d+) (.*))").group(0)
@@ -77,7 +78,7 @@ class _Factory:
 def test_every_unmet_precondition_is_listed_not_just_the_first(unfit):
     world = unfit()
     heard = begin_once(world)
-    assert heard.startswith(f"session s failed {UNSUPPORTED_CONFIGURATION} "), heard
+    assert heard.startswith(f"session s failed {PRECONDITIONS_UNMET} "), heard
     expected = ["nested", "x_server", "policy_file"] + ([] if SYSTEMD else ["seat"])
     for name in expected:
         assert f"{name}: " in heard, f"{name} not listed in {heard!r}"
@@ -90,7 +91,19 @@ def test_every_unmet_precondition_is_listed_not_just_the_first(unfit):
     assert len(pre) == 1 and pre[0]["reason"] == "unmet" and pre[0]["session"] == 1, pre
     assert not any(r["event"] == "restrictions_applied" for r in records), records
     failed = [r for r in records if r["event"] == "failed"]
-    assert failed and failed[0]["reason"] == "unsupported_configuration", records
+    assert failed and failed[0]["reason"] == "preconditions_unmet", records
+    world.alive()
+
+
+def test_a_version_1_client_hears_other_with_the_same_list(unfit):
+    """preconditions_unmet is newer than version 1: the catch-all rule sends
+    `other` instead, with the same message; the audit log keeps the real reason."""
+    world = unfit()
+    heard = begin_once(world, version=1)
+    assert heard.startswith(f"session s failed {OTHER} "), heard
+    assert "preconditions (" in heard and "nested: " in heard, heard
+    failed = [r for r in audit_records(world.carrel) if r["event"] == "failed"]
+    assert failed and failed[0]["reason"] == "preconditions_unmet", failed
     world.alive()
 
 
@@ -100,7 +113,7 @@ def test_each_precondition_alone_is_listed(unfit, name):
         pytest.skip("this machine runs logind: the seat check can be met here")
     world = unfit(waive=[n for n in ALL if n != name])
     heard = begin_once(world)
-    assert heard.startswith(f"session s failed {UNSUPPORTED_CONFIGURATION} "), heard
+    assert heard.startswith(f"session s failed {PRECONDITIONS_UNMET} "), heard
     assert "preconditions (1): " + name + ": " in heard, heard
     for other in ALL:
         if other != name:
@@ -125,7 +138,7 @@ def test_an_audit_log_that_cannot_be_written_fails_every_begin(unfit):
     would be lost, so no session may begin. This one cannot be waived."""
     world = unfit(waive=ALL, args=["--audit-log", "/dev/full"])
     heard = begin_once(world)
-    assert heard.startswith(f"session s failed {UNSUPPORTED_CONFIGURATION} "), heard
+    assert heard.startswith(f"session s failed {PRECONDITIONS_UNMET} "), heard
     assert "preconditions (1): audit_log: " in heard and "No space left on device" in heard, heard
 
 
@@ -137,7 +150,7 @@ def test_a_virtual_machine_is_reported_and_refused_only_when_the_policy_says(unf
     if hypervisor_flag():
         assert "runs in a virtual machine: the CPU reports the hypervisor flag (/proc/cpuinfo)" in stderr, stderr[-3000:]
         if setting == "refuse":
-            assert heard.startswith(f"session s failed {UNSUPPORTED_CONFIGURATION} "), heard
+            assert heard.startswith(f"session s failed {PRECONDITIONS_UNMET} "), heard
             assert "(1): virtual_machine: " in heard and "hypervisor flag" in heard, heard
         else:
             assert heard == "session s began", heard
@@ -159,5 +172,5 @@ def test_a_policy_file_gone_since_start_cannot_be_vouched_for(unfit, tmp_path):
     world = unfit(waive=["nested", "x_server", "seat"])
     (tmp_path / "policy.toml").unlink()
     heard = begin_once(world)
-    assert heard.startswith(f"session s failed {UNSUPPORTED_CONFIGURATION} "), heard
+    assert heard.startswith(f"session s failed {PRECONDITIONS_UNMET} "), heard
     assert "(1): policy_file: " in heard and "policy.toml cannot be examined: No such file or directory" in heard, heard

@@ -32,14 +32,13 @@ import pytest
 
 import carrel_harness as h
 from test_app_lock import exam_python, lock_only  # noqa: F401 (fixture)
-from test_assessment import Driver, World, client_python, pywayland_protocols  # noqa: F401 (fixtures)
+from test_assessment import INTEGRITY, RESTRICTION_FAILED, Driver, World, client_python, pywayland_protocols  # noqa: F401 (fixtures)
 
 HERE = Path(__file__).resolve().parent
 NETPROBE = HERE / "netprobe.py"
 PLAYER = HERE / "fake_mpris_player.py"
 SYSTEM_PYTHON = "/usr/bin/python3"
 PORT = 7411
-INTEGRITY, RESTRICTION_FAILED = 1, 6  # interruption_reason.integrity, failure_reason.restriction_failed
 
 MOUNT_CGROUP2 = ('[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] || '
                  'mount -t cgroup2 none /sys/fs/cgroup || exit 97; ')

@@ -5,11 +5,10 @@ the running policy stays; a changed table that needs a restart is named."""
 
 from __future__ import annotations
 
-from test_assessment import client_python, pywayland_protocols  # noqa: F401  (fixtures)
+from test_assessment import UNSUPPORTED_CONFIGURATION, client_python, pywayland_protocols  # noqa: F401  (fixtures)
 from test_carrelctl import EXIT_REFUSED, carrelctl, control_dir  # noqa: F401  (fixtures)
 from test_guided_access import guided_world
 
-UNSUPPORTED_CONFIGURATION = 3  # failure_reason.unsupported_configuration
 
 
 def begin_with_limit(exam, name: str, seconds: int):

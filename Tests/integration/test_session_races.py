@@ -22,7 +22,7 @@ import time
 import pytest
 
 import carrel_harness as h
-from test_assessment import World, client_python, pywayland_protocols, world  # noqa: F401  (fixtures)
+from test_assessment import INACTIVE, World, client_python, pywayland_protocols, world  # noqa: F401  (fixtures)
 from test_carrelctl import carrelctl, control_dir, ctl_world  # noqa: F401  (fixtures)
 
 CLIENTS = 16
@@ -263,5 +263,5 @@ def test_racing_clients_never_break_the_one_session_rule(ctl_world, seed):
     last.began("final")
     last.send("end final")
     last.expect("session final ended")
-    assert any(e.endswith("lock_state 0") for e in events), \
+    assert any(e.endswith(f"lock_state {INACTIVE}") for e in events), \
         f"seed {seed}: the lock was still held after every racer left: {events}"

@@ -28,9 +28,13 @@ extern "C" {
  * document are to be interpreted as described in RFC 2119.
  *
  * Outcomes a client cannot prevent (another session is active, the policy
- * does not entitle the client, a restriction could not be applied, a
- * timeout) are reported as events carrying a reason and a message.
- * Protocol errors are raised only for client bugs.
+ * does not entitle the client, the machine does not meet the policy's
+ * preconditions, a restriction could not be applied, a timeout) are
+ * reported as events carrying a reason and a message. Protocol errors are
+ * raised only for client bugs.
+ *
+ * Configuration and session objects have the version of the manager they
+ * were created through.
  *
  * Every reason enum of this protocol has a catch-all entry named "other"
  * with value 0. A compositor MUST send "other" in place of any reason that
@@ -123,8 +127,11 @@ extern const struct wl_interface carrel_assessment_manager_v1_interface;
  *
  * A description of what an assessment session allows. It starts most
  * restrictive: no feature allowed, no participant, the policy's default
- * time limit. Each setter may be used at most once for the same value, as
- * described for each request. The configuration is copied when a begin
+ * time limit. allow_feature and add_participant may each be sent once
+ * per value: different features, or different ids, accumulate.
+ * set_time_limit may be sent once per configuration object, whatever
+ * the value. Breaking either rule raises the already_set protocol error.
+ * The configuration is copied when a begin
  * or update request uses it; the same object may be used for several
  * requests.
  * @section page_iface_carrel_assessment_configuration_v1_api API
@@ -135,8 +142,11 @@ extern const struct wl_interface carrel_assessment_manager_v1_interface;
  *
  * A description of what an assessment session allows. It starts most
  * restrictive: no feature allowed, no participant, the policy's default
- * time limit. Each setter may be used at most once for the same value, as
- * described for each request. The configuration is copied when a begin
+ * time limit. allow_feature and add_participant may each be sent once
+ * per value: different features, or different ids, accumulate.
+ * set_time_limit may be sent once per configuration object, whatever
+ * the value. Breaking either rule raises the already_set protocol error.
+ * The configuration is copied when a begin
  * or update request uses it; the same object may be used for several
  * requests.
  */
@@ -152,15 +162,18 @@ extern const struct wl_interface carrel_assessment_configuration_v1_interface;
  * begin until the compositor sends began or failed; active from began
  * until the client ends or destroys it; and inert after failed or ended.
  *
- * Exactly one of began and failed answers begin. failed and ended are
- * terminal: after either, the compositor sends no further event on the
- * object, the object is inert, and of the requests only destroy has an
- * effect, except that end after ended raises the already_ended protocol
- * error. interrupted is not terminal.
+ * Exactly one of began and failed answers begin, unless the object is
+ * destroyed first. failed and ended are terminal: after either, the
+ * compositor sends no further event on the object, the object is inert,
+ * and of the requests only destroy has an effect, except that a second
+ * end raises the already_ended protocol error (see end). interrupted is
+ * not terminal.
  *
  * Destroying the session object, or the client disconnecting, ends a
  * pending or active session at once: the compositor restores everything
- * it restricted, without sending any event.
+ * it restricted and sends no further event on the session object. The
+ * lock state becomes inactive, so every bound manager, including this
+ * client's own, receives lock_state and done as for any other change.
  *
  * The compositor clears the clipboard and primary selection when a
  * session is accepted, when it is interrupted, and when it ends, fails
@@ -175,15 +188,18 @@ extern const struct wl_interface carrel_assessment_configuration_v1_interface;
  * begin until the compositor sends began or failed; active from began
  * until the client ends or destroys it; and inert after failed or ended.
  *
- * Exactly one of began and failed answers begin. failed and ended are
- * terminal: after either, the compositor sends no further event on the
- * object, the object is inert, and of the requests only destroy has an
- * effect, except that end after ended raises the already_ended protocol
- * error. interrupted is not terminal.
+ * Exactly one of began and failed answers begin, unless the object is
+ * destroyed first. failed and ended are terminal: after either, the
+ * compositor sends no further event on the object, the object is inert,
+ * and of the requests only destroy has an effect, except that a second
+ * end raises the already_ended protocol error (see end). interrupted is
+ * not terminal.
  *
  * Destroying the session object, or the client disconnecting, ends a
  * pending or active session at once: the compositor restores everything
- * it restricted, without sending any event.
+ * it restricted and sends no further event on the session object. The
+ * lock state becomes inactive, so every bound manager, including this
+ * client's own, receives lock_state and done as for any other change.
  *
  * The compositor clears the clipboard and primary selection when a
  * session is accepted, when it is interrupted, and when it ends, fails
@@ -453,12 +469,28 @@ carrel_assessment_manager_v1_create_configuration(struct carrel_assessment_manag
  * that reports the outcome.
  *
  * The compositor MUST answer with exactly one of the session events
- * began or failed, and MAY take time to do so; the client SHOULD show a
- * transition while it waits.
+ * began or failed, unless the session object is destroyed first, and
+ * MAY take time to do so; the client SHOULD show a transition while it
+ * waits. To cancel a pending begin, destroy the session object: the
+ * session ends at once, nothing it restricted stays restricted, and
+ * neither began nor failed is sent. (end cannot cancel: before began it
+ * raises not_begun.)
+ *
+ * The compositor first checks the begin when it handles it: whether the
+ * policy entitles the client, whether another session is pending or
+ * active, whether the configuration can be honoured, whether the
+ * surface is ready, whether the compositor is shutting down. A begin
+ * refused by these checks is answered with failed at once; it never
+ * held the lock, so the lock state does not change and no lock_state
+ * event is sent because of it. A begin that passes them makes the lock
+ * state active (lock_state and done go to every bound manager) before
+ * its began or failed is sent.
  *
  * The surface MUST have the xdg_toplevel role; otherwise the
- * bad_surface protocol error is raised. If the toplevel has not been
- * mapped yet, the session fails with surface_not_ready. The surface
+ * bad_surface protocol error is raised. If the toplevel is not mapped
+ * when begin is handled, because it never was or because it was
+ * unmapped since (a null buffer was committed), the session fails with
+ * surface_not_ready. The surface
  * names the window that the session shows; the session's windows are
  * the windows of the client that sent begin, plus those of the
  * participants the configuration names. Destroying or unmapping the
@@ -638,7 +670,7 @@ enum carrel_assessment_session_v1_error {
 	 */
 	CARREL_ASSESSMENT_SESSION_V1_ERROR_NOT_BEGUN = 0,
 	/**
-	 * end was sent after end
+	 * end was sent a second time, whether or not ended had arrived
 	 */
 	CARREL_ASSESSMENT_SESSION_V1_ERROR_ALREADY_ENDED = 1,
 };
@@ -674,7 +706,7 @@ enum carrel_assessment_session_v1_failure_reason {
 	 */
 	CARREL_ASSESSMENT_SESSION_V1_FAILURE_REASON_UNSUPPORTED_CONFIGURATION = 3,
 	/**
-	 * the session's toplevel is not mapped yet
+	 * the session's toplevel is not mapped when begin is handled
 	 */
 	CARREL_ASSESSMENT_SESSION_V1_FAILURE_REASON_SURFACE_NOT_READY = 4,
 	/**
@@ -708,7 +740,25 @@ enum carrel_assessment_session_v1_failure_reason {
 	 * compositor began shutting down.
 	 */
 	CARREL_ASSESSMENT_SESSION_V1_FAILURE_REASON_CANCELLED = 9,
+	/**
+	 * the machine does not meet the policy's preconditions
+	 *
+	 * The machine does not meet what the administrator's policy
+	 * requires before any session may begin (for example, the
+	 * compositor runs nested in another display server, or its audit
+	 * log cannot be written). The message lists every unmet
+	 * precondition. Nothing was restricted for the session. This is a
+	 * problem of the machine, not of the configuration: another
+	 * configuration would fail the same way. A client that bound
+	 * version 1 receives other instead.
+	 * @since 2
+	 */
+	CARREL_ASSESSMENT_SESSION_V1_FAILURE_REASON_PRECONDITIONS_UNMET = 10,
 };
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ */
+#define CARREL_ASSESSMENT_SESSION_V1_FAILURE_REASON_PRECONDITIONS_UNMET_SINCE_VERSION 2
 #endif /* CARREL_ASSESSMENT_SESSION_V1_FAILURE_REASON_ENUM */
 
 #ifndef CARREL_ASSESSMENT_SESSION_V1_INTERRUPTION_REASON_ENUM
@@ -915,8 +965,9 @@ carrel_assessment_session_v1_destroy(struct carrel_assessment_session_v1 *carrel
  * Outstanding updates are not answered; ended is the last event.
  *
  * Sending end before began raises the not_begun protocol error.
- * Sending end after end raises the already_ended protocol error. After
- * failed, end is ignored.
+ * Sending end again after an end that was accepted raises the
+ * already_ended protocol error, whether or not ended has reached the
+ * client yet. After failed, end is ignored, however often it is sent.
  */
 static inline void
 carrel_assessment_session_v1_end(struct carrel_assessment_session_v1 *carrel_assessment_session_v1)

@@ -64,7 +64,7 @@ static const struct wl_message carrel_assessment_manager_v1_events[] = {
 };
 
 WL_PRIVATE const struct wl_interface carrel_assessment_manager_v1_interface = {
-	"carrel_assessment_manager_v1", 1,
+	"carrel_assessment_manager_v1", 2,
 	3, carrel_assessment_manager_v1_requests,
 	3, carrel_assessment_manager_v1_events,
 };
@@ -77,7 +77,7 @@ static const struct wl_message carrel_assessment_configuration_v1_requests[] = {
 };
 
 WL_PRIVATE const struct wl_interface carrel_assessment_configuration_v1_interface = {
-	"carrel_assessment_configuration_v1", 1,
+	"carrel_assessment_configuration_v1", 2,
 	4, carrel_assessment_configuration_v1_requests,
 	0, NULL,
 };
@@ -98,7 +98,7 @@ static const struct wl_message carrel_assessment_session_v1_events[] = {
 };
 
 WL_PRIVATE const struct wl_interface carrel_assessment_session_v1_interface = {
-	"carrel_assessment_session_v1", 1,
+	"carrel_assessment_session_v1", 2,
 	3, carrel_assessment_session_v1_requests,
 	6, carrel_assessment_session_v1_events,
 };

@@ -207,7 +207,7 @@ public struct Invigilator: Sendable {
         case (.begin, .failed(let message)):
             return release(id, answer: .failed(.restrictionFailed, message: message), why: "a restriction could not be applied: \(message)")
         case (.begin, .unsupported(let message)):
-            return release(id, answer: .failed(.unsupportedConfiguration, message: message), why: "preconditions unmet: \(message)")
+            return release(id, answer: .failed(.preconditionsUnmet, message: message), why: "preconditions unmet: \(message)")
         case (.update(let configuration, _), .applied):
             return applyUpdate(id, configuration: configuration, now: now) + startNextUpdate(id)
         case (.update, .failed(let message)):
@@ -215,8 +215,8 @@ public struct Invigilator: Sendable {
                     log(.notice, "\(id): update_failed(restriction_failed): \(message); previous configuration holds")]
                 + startNextUpdate(id)
         case (.update, .unsupported(let message)):
-            return [.send(id, .updateFailed(.unsupportedConfiguration, message: message)),
-                    log(.notice, "\(id): update_failed(unsupported_configuration): \(message); previous configuration holds")]
+            return [.send(id, .updateFailed(.preconditionsUnmet, message: message)),
+                    log(.notice, "\(id): update_failed(preconditions_unmet): \(message); previous configuration holds")]
                 + startNextUpdate(id)
         }
     }

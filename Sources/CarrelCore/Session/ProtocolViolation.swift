@@ -19,8 +19,8 @@ public enum ProtocolViolation: Sendable, Hashable, CustomStringConvertible {
     /// The interface whose error enum holds `code`.
     public var interface: String {
         switch self {
-        case .badSurface: return "carrel_assessment_manager_v1"
-        case .notBegun, .alreadyEnded: return "carrel_assessment_session_v1"
+        case .badSurface: return AssessmentProtocol.managerInterface
+        case .notBegun, .alreadyEnded: return AssessmentProtocol.sessionInterface
         }
     }
 

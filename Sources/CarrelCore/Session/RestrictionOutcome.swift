@@ -5,6 +5,6 @@ public enum RestrictionOutcome: Sendable, Hashable {
     case failed(String)
     /// Nothing changed: the machine does not meet the policy's preconditions
     /// (`message` lists every unmet one); the session fails with
-    /// `unsupported_configuration`.
+    /// `preconditions_unmet` (`other` for a version-1 client).
     case unsupported(String)
 }

@@ -32,8 +32,7 @@ public struct SessionPolicy: Sendable, Equatable {
     public static let fallbackMaximumTimeLimit: UInt32 = 8 * 60 * 60
 
     /// Every feature, enforced as `AssessmentFeature.enforcement` says.
-    public static let standardAnnouncements: [AssessmentFeature: AssessmentFeature.Enforcement] =
-        Dictionary(uniqueKeysWithValues: AssessmentFeature.allCases.map { ($0, $0.enforcement) })
+    public static let standardAnnouncements = FeatureRule.standardAnnouncements
 
     public init(
         entitledRoles: Set<Role> = [.app],
@@ -83,9 +82,8 @@ public struct SessionPolicy: Sendable, Equatable {
         if let limit = configuration.timeLimit, limit > effectiveMaximumTimeLimit {
             problems.append("time limit \(limit) s is above the policy's maximum of \(effectiveMaximumTimeLimit) s")
         }
-        let unenforceable = configuration.deniedFeatures.filter { announcedFeatures[$0] == nil }.sorted()
-        if !unenforceable.isEmpty {
-            problems.append("denied feature \(unenforceable.map(\.protocolName).joined(separator: ", ")) cannot be enforced by the compositor (not announced); allow it or use a compositor that announces it")
+        if let problem = FeatureRule.refusal(allowed: configuration.allowedFeatures, announced: announcedFeatures) {
+            problems.append(problem)
         }
         return problems.isEmpty ? nil : problems.joined(separator: "; ")
     }

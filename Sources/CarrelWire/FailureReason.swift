@@ -1,7 +1,7 @@
 /// Why a session failed to begin (`failed`) or an update was not applied
 /// (`update_failed`). Raw values are the entries of the protocol's
 /// `carrel_assessment_session_v1.failure_reason` enum.
-public enum FailureReason: UInt32, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+public enum FailureReason: UInt32, Sendable, Hashable, CaseIterable, CustomStringConvertible, WireReason {
     /// Catch-all, and what clients of older versions receive for newer reasons.
     case other = 0
     /// Another session, of this client or another, is pending or active.
@@ -11,7 +11,7 @@ public enum FailureReason: UInt32, Sendable, Hashable, CaseIterable, CustomStrin
     /// A denied feature nobody can enforce, an unknown participant, or a time
     /// limit above the policy's maximum.
     case unsupportedConfiguration = 3
-    /// The session's toplevel is not mapped yet.
+    /// The session's toplevel is not mapped when `begin` is handled.
     case surfaceNotReady = 4
     /// No frame showing only the session was presented on every enabled
     /// output within the bounded wait.
@@ -26,16 +26,13 @@ public enum FailureReason: UInt32, Sendable, Hashable, CaseIterable, CustomStrin
     /// Before `began`, an administrator stopped the session or the
     /// compositor began shutting down.
     case cancelled = 9
+    /// The machine does not meet the administrator's preconditions for
+    /// sessions (for example, it runs nested in another display server).
+    /// Version 2; version-1 clients receive `other`.
+    case preconditionsUnmet = 10
 
     /// The protocol version that introduced the reason.
-    public var since: UInt32 { 1 }
-
-    /// The value to put on the wire for a client that bound `version`:
-    /// reasons newer than the client's version become `other`, so a client
-    /// only ever receives values it knows.
-    public func wireValue(forVersion version: UInt32) -> UInt32 {
-        since <= version ? rawValue : FailureReason.other.rawValue
-    }
+    public var since: UInt32 { self == .preconditionsUnmet ? 2 : 1 }
 
     public var protocolName: String {
         switch self {
@@ -49,6 +46,7 @@ public enum FailureReason: UInt32, Sendable, Hashable, CaseIterable, CustomStrin
         case .internal: return "internal"
         case .interrupted: return "interrupted"
         case .cancelled: return "cancelled"
+        case .preconditionsUnmet: return "preconditions_unmet"
         }
     }
 

@@ -17,7 +17,8 @@ public enum AssessmentFeature: UInt32, Sendable, Hashable, CaseIterable, Compara
     public enum Enforcement: UInt32, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         /// The compositor keeps the feature off while it is denied.
         case compositor = 0
-        /// The compositor cannot; the exam app must keep it off in its own windows.
+        /// The compositor cannot: an app that leaves the feature denied must
+        /// keep it off in its own windows for the whole session.
         case client = 1
 
         public var description: String { self == .compositor ? "compositor" : "client" }
@@ -36,7 +37,7 @@ public enum AssessmentFeature: UInt32, Sendable, Hashable, CaseIterable, Compara
         }
     }
 
-    /// The entry's name in the protocol XML, for logs and documentation.
+    /// The entry's name in the protocol XML, e.g. `spell_check`.
     public var protocolName: String {
         switch self {
         case .spellCheck: return "spell_check"
@@ -48,6 +49,13 @@ public enum AssessmentFeature: UInt32, Sendable, Hashable, CaseIterable, Compara
         case .screenMagnifier: return "screen_magnifier"
         case .screenReader: return "screen_reader"
         }
+    }
+
+    /// Parses a protocol name (`spell_check`; `spell-check` is accepted too).
+    public init?(protocolName: String) {
+        let name = String(protocolName.lowercased().map { $0 == "-" ? "_" : $0 })
+        guard let feature = Self.allCases.first(where: { $0.protocolName == name }) else { return nil }
+        self = feature
     }
 
     public var description: String { protocolName }

@@ -3,7 +3,7 @@
 ///
 /// An interruption is not terminal: the restrictions stay until the exam app
 /// ends or destroys the session, so the app can hide its content first.
-public enum InterruptionReason: UInt32, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+public enum InterruptionReason: UInt32, Sendable, Hashable, CaseIterable, CustomStringConvertible, WireReason {
     /// Catch-all, and what clients of older versions receive for newer reasons.
     case other = 0
     /// A restriction stopped holding.
@@ -17,12 +17,6 @@ public enum InterruptionReason: UInt32, Sendable, Hashable, CaseIterable, Custom
 
     /// The protocol version that introduced the reason.
     public var since: UInt32 { 1 }
-
-    /// The value to put on the wire for a client that bound `version`;
-    /// newer reasons become `other`.
-    public func wireValue(forVersion version: UInt32) -> UInt32 {
-        since <= version ? rawValue : InterruptionReason.other.rawValue
-    }
 
     public var protocolName: String {
         switch self {

@@ -1,3 +1,4 @@
+import CarrelCore
 import TOMLKit
 
 /// The small TOML file of `carrel --assessment=CONFIG.toml`: what the session

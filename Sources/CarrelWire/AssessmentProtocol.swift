@@ -1,0 +1,13 @@
+/// The protocol as a whole: carrel-assessment-v1, whose three interfaces
+/// share one version number.
+public enum AssessmentProtocol {
+    /// The highest interface version this build speaks: the compositor
+    /// offers it, AssessmentKit binds it (or less, if the compositor offers less).
+    ///
+    /// Version 2 added `failure_reason.preconditions_unmet`.
+    public static let version: UInt32 = 2
+
+    public static let managerInterface = "carrel_assessment_manager_v1"
+    public static let configurationInterface = "carrel_assessment_configuration_v1"
+    public static let sessionInterface = "carrel_assessment_session_v1"
+}
