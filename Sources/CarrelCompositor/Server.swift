@@ -111,12 +111,13 @@ public final class Server {
     private(set) var assessment: AssessmentService!
     /// wlroots' screencopy, when the policy enables capture outside sessions.
     private(set) var screencopy: UnsafeMutablePointer<wlr_screencopy_manager_v1>?
-    /// The emergency binding with its key resolved by xkbcommon.
-    var emergencyBinding: EmergencyBinding?
     private var controlSocket: ControlSocket?
-    /// The restrictions of the session pending or active, if any.
-    private(set) var restrictions: RestrictionSet?
-    /// The audit log (issue 7); opened first in init, before any wlroots object.
+    /// Every decision that combines sessions, modes, keys and windows.
+    private(set) var desk: Desk
+    /// The session whose restrictions the providers and the scene hold,
+    /// so a revert undoes exactly what was applied.
+    private var restrictionsHeldFor: SessionID?
+    /// The audit log; opened first in init, before any wlroots object.
     var audit: AuditLog!
     /// What the preconditions are checked against.
     var environment: EnvironmentProbe!
@@ -144,26 +145,15 @@ public final class Server {
     private var views: [UnsafeMutablePointer<wlr_xdg_surface>: View] = [:]
     private var decorations: [Decoration] = []
     private var nextWindowID: UInt64 = 1
-    private var signalSources: [OpaquePointer] = []
+    private var signals: [EventLoopSignal] = []
     /// Protocol loggers that refuse requests wlroots 0.15 would crash on.
     private var protocolGuards: [OpaquePointer] = []
     private var hotplugHook: OutputHotplugHook?
     private var app: AppProcess?
-    /// Single App Mode's relauncher, when enabled.
-    private var kiosk: KioskSupervisor?
-    /// The session Carrel begins for an app that does not speak the protocol.
-    var onBehalf: OnBehalfSession?
-    /// Guided Access (`carrelctl lock` / `unlock`).
-    var guidedAccess = GuidedAccess()
-    /// The on-screen passcode entry the policy's unlock keys open during a lock.
-    var passcodeEntry = PasscodeEntry()
-    /// `guided_access.unlock_keys`, resolved by xkbcommon; nil: no on-screen entry.
-    var unlockKeys: EmergencyBinding?
-    /// The policy in effect: the one Carrel started with, or the last one
-    /// `carrelctl reload` accepted (for what can change while running).
-    var activePolicy: Policy
-    /// Single App Mode is on and no app window is mapped (see `KioskScreen`).
-    private var kioskGap = false
+    /// Single App Mode's relaunch timer, armed when Core says so.
+    private var relaunchTimer: EventLoopTimer?
+    /// Launches the app again (set once the app socket is open).
+    private var launchApp: (() throws -> Void)?
     /// Restriction providers (network, media): recovery, cgroup, verify timer.
     private var providerHost: ProviderHost?
     private var exitStatus: Int32 = 0
@@ -171,7 +161,6 @@ public final class Server {
 
     public init(options: CompositorOptions, logger: Logger) throws {
         self.options = options
-        activePolicy = options.policy
         self.logger = logger
         WlrootsLog.install(level: options.logLevel)
 
@@ -188,6 +177,13 @@ public final class Server {
             throw CompositorError.backend("wlroots found no usable backend; for a headless run set WLR_BACKENDS=headless WLR_RENDERER=pixman, for a window run under X11 or Wayland")
         }
         self.backend = backend
+        // Single App Mode starts in its gap: nothing but the app until the
+        // app's first window maps (Core decides, from the policy).
+        desk = Desk(Desk.Setup(
+            policy: options.policy, appName: options.app.first, assessment: options.assessmentMode,
+            emergency: try options.policy.emergencyBinding.map { try Self.resolve($0, for: "emergency.binding") },
+            unlockKeys: try options.policy.guidedAccess.unlockKeys.map { try Self.resolve($0, for: "guided_access.unlock_keys") },
+            hasVirtualTerminals: wlr_backend_get_session(backend) != nil))
         guard let renderer = wlr_renderer_autocreate(backend) else {
             throw CompositorError.backend("no renderer; without a GPU set WLR_RENDERER=pixman")
         }
@@ -212,9 +208,6 @@ public final class Server {
         untrustedLayer = wlr_scene_tree_create(&scene.pointee.node)
         appLayer = wlr_scene_tree_create(&scene.pointee.node)
         curtainLayer = wlr_scene_tree_create(&scene.pointee.node)
-        // Single App Mode starts in its gap: nothing but the app until the
-        // app's first window maps.
-        kioskGap = options.kiosk.enabled
         overlayLayer = wlr_scene_tree_create(&scene.pointee.node)
         overlay = Overlay(layer: overlayLayer)
 
@@ -254,16 +247,11 @@ public final class Server {
             let decoration = Decoration(data!.assumingMemoryBound(to: wlr_xdg_toplevel_decoration_v1.self), server: self)
             decorations.append(decoration)
         }
-        emergencyBinding = try options.policy.emergencyBinding.map { try Self.resolve($0, for: "emergency.binding") }
-        unlockKeys = try options.policy.guidedAccess.unlockKeys.map { try Self.resolve($0, for: "guided_access.unlock_keys") }
         roles.sessionActive = { [unowned self] in restrictionsActive }
         // Before any client connects: every blocked attempt is recorded.
         installAudit()
         input = Input(server: self)
-        assessment = AssessmentService(server: self, policy: options.sessionPolicy, appLock: options.appLock, logger: logger)
-        if let configuration = options.assessmentMode, let command = options.app.first {
-            onBehalf = OnBehalfSession(appName: command, configuration: configuration)
-        }
+        assessment = AssessmentService(server: self, logger: logger)
         setUntrustedLayerVisible(!screenRules.hidesUntrustedLayer)
     }
 
@@ -279,11 +267,11 @@ public final class Server {
         }
         publicSocketName = String(cString: socket)
         let appSocket = try roles.openAppSocket(runtimeDirectory: runtimeDirectory)
-        let providerHost = ProviderHost(policy: options.providers, runtimeDirectory: runtimeDirectory,
+        let providerHost = ProviderHost(policy: policy.providers, runtimeDirectory: runtimeDirectory,
                                         loop: wl_display_get_event_loop(display), logger: logger)
         providerHost.integrityLost = { [unowned self] message in
             audit.record(AuditEvent.providerFailed, session: restrictionsSession, reason: "verify", detail: message)
-            assessment.integrityLost(message)
+            drive { $0.integrityLost(message) }
         }
         self.providerHost = providerHost
 
@@ -302,14 +290,12 @@ public final class Server {
         // The readiness fd is Carrel's alone: the app must not inherit it.
         if let fd = options.readyFD { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         if !options.app.isEmpty {
-            app = try providerHost.launch { try AppProcess.launch(options.app, appSocket: appSocket, logger: logger) }
-            if options.kiosk.enabled {
-                kiosk = KioskSupervisor(policy: options.kiosk, display: display, logger: logger,
-                                        launch: { [unowned self] in
-                                            app = try providerHost.launch { try AppProcess.launch(options.app, appSocket: appSocket, logger: logger) }
-                                        },
-                                        giveUp: { [unowned self] status in stop(status: status) })
+            let launch = { [unowned self] in
+                app = try providerHost.launch { try AppProcess.launch(options.app, appSocket: appSocket, logger: logger) }
             }
+            try launch()
+            launchApp = launch
+            drive { $0.appLaunched(now: AssessmentService.now()) }
         }
         logger.notice("listening on \(publicSocketName) (public) and \(appSocket) (app)")
         Readiness.announce(socketName: publicSocketName, readyFD: options.readyFD, logger: logger)
@@ -326,36 +312,48 @@ public final class Server {
     }
 
     private func installSignalHandlers() {
-        let loop = wl_display_get_event_loop(display)
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        for signal in [SIGTERM, SIGINT] {
-            if let source = wl_event_loop_add_signal(loop, signal, { number, data in
-                let server = Unmanaged<Server>.fromOpaque(data!).takeUnretainedValue()
-                server.logger.notice("received signal \(number); shutting down")
-                server.stop(status: 0)
-                return 0
-            }, context) {
-                signalSources.append(source)
+        let loop = wl_display_get_event_loop(display)!
+        for number in [SIGTERM, SIGINT] {
+            if let signal = EventLoopSignal(loop: loop, signal: number, { [unowned self] number in
+                logger.notice("received signal \(number); shutting down")
+                stop(status: 0)
+            }) {
+                signals.append(signal)
             }
         }
-        if let source = wl_event_loop_add_signal(loop, SIGCHLD, { _, data in
-            Unmanaged<Server>.fromOpaque(data!).takeUnretainedValue().handleChildExit()
-            return 0
-        }, context) {
-            signalSources.append(source)
+        if let signal = EventLoopSignal(loop: loop, signal: SIGCHLD, { [unowned self] _ in handleChildExit() }) {
+            signals.append(signal)
         }
     }
 
+    /// The app ended: what that means (end its session, relaunch, stop) is Core's.
     private func handleChildExit() {
         guard let app, let status = app.reap() else { return }
-        logger.notice("app exited: \(status.description)")
         self.app = nil
-        endSessionOnBehalf()
-        if let kiosk {
-            kiosk.appExited(status)
+        drive { $0.appExited(status: status.carrelExitStatus, description: status.description, now: AssessmentService.now()) }
+    }
+
+    /// Single App Mode: launch the app again after `delay`.
+    func relaunchApp(after delay: Duration) {
+        if relaunchTimer == nil {
+            relaunchTimer = EventLoopTimer(loop: wl_display_get_event_loop(display)) { [unowned self] in relaunchNow() }
+        }
+        guard let relaunchTimer else {
+            logger.error("kiosk: could not create a timer; giving up")
+            stop(status: 1)
             return
         }
-        stop(status: status.carrelExitStatus)
+        relaunchTimer.arm(after: delay)
+    }
+
+    private func relaunchNow() {
+        guard let launchApp else { return }
+        do {
+            try launchApp()
+            drive { $0.appLaunched(now: AssessmentService.now()) }
+        } catch {
+            drive { $0.appLaunchFailed("\(error)", now: AssessmentService.now()) }
+        }
     }
 
     /// Ends the event loop; `run()` then returns `status`. Sessions hear of the
@@ -370,8 +368,8 @@ public final class Server {
     /// Tears everything down in the order wlroots requires: clients first (so
     /// their surfaces go before the outputs and scene), then the backend.
     public func shutdown() {
-        kiosk?.cancel()
-        kiosk = nil
+        relaunchTimer?.cancel()
+        relaunchTimer = nil
         if let app {
             app.terminate(grace: 2.0)
             self.app = nil
@@ -380,8 +378,8 @@ public final class Server {
         controlSocket = nil
         assessment.shutdown()
         providerHost?.shutdown()
-        for source in signalSources { wl_event_source_remove(source) }
-        signalSources.removeAll()
+        for signal in signals { signal.cancel() }
+        signals.removeAll()
         hotplugHook?.remove()
         hotplugHook = nil
         roles.close()
@@ -461,7 +459,7 @@ public final class Server {
             views[xdgSurface] = view
             // Decided before the client can commit a buffer: a window the
             // session hides is never enabled in the scene, not even for a frame.
-            view.setShown(screenRules.shows(owner))
+            drive { $0.toplevelCreated(view.id, owner: owner) }
             logger.debug("new toplevel \(view.id) of role \(role)")
         default:
             break
@@ -548,68 +546,44 @@ public final class Server {
         stack.append(view)
         view.raiseToTop()
         logger.debug("mapped toplevel \(view.id) of role \(view.role)")
-        if restrictions != nil && !screenRules.shows(view.owner) {
-            blocked(AuditKind.foreignWindow, client: wl_resource_get_client(view.xdgSurface.pointee.resource),
-                    "mapped a toplevel during a session; it stays hidden and gets no focus")
-        }
-        updateKioskGap()
-        refocus()
-        beginSessionOnBehalf(for: view)
+        drive { $0.toplevelMapped(view.id, now: AssessmentService.now()) }
     }
 
     func viewUnmapped(_ view: View) {
-        updateKioskGap()
-        refocus()
+        drive { $0.toplevelUnmapped(view.id) }
     }
 
     func viewDestroyed(_ view: View) {
         views[view.xdgSurface] = nil
         stack.removeAll { $0 === view }
-        updateKioskGap()
-        refocus()
+        drive { $0.toplevelDestroyed(view.id) }
     }
 
-    /// Enters or leaves Single App Mode's gap as app windows come and go,
-    /// before any frame could show the change.
-    private func updateKioskGap() {
-        let gap = KioskScreen.isGap(kiosk: options.kiosk.enabled,
-                                    mappedRoles: stack.filter(\.isMapped).map(\.role))
-        guard gap != kioskGap else { return }
-        kioskGap = gap
-        logger.notice(gap ? "kiosk: the app has no window; showing only the app role until it maps one"
-                          : "kiosk: the app mapped a window")
-        applyScreenRules()
-    }
+    /// The session's restrictions and the kiosk gap, as Core holds them.
+    var screenRules: ScreenRules { desk.screenRules }
 
-    /// The session's restrictions and the kiosk gap, as one decision.
-    var screenRules: ScreenRules { ScreenRules(restrictions: restrictions, kioskGap: kioskGap) }
-
-    /// Makes the scene, focus and curtains match `screenRules`.
-    private func applyScreenRules() {
-        let rules = screenRules
+    /// Makes the scene and curtains match `rules`: windows they hide leave
+    /// the scene (disabled, not covered) before any frame could show them.
+    func applyScreenRules(_ rules: ScreenRules) {
         setUntrustedLayerVisible(!rules.hidesUntrustedLayer)
         for view in views.values {
             view.setShown(rules.shows(view.owner))
         }
         updateCurtains()
-        refocus()
+        failCaptureFrames(on: nil)
         // Pointer focus may sit on a window that just left the scene.
-        input.pointerFocusChanged()
+        input?.pointerFocusChanged()
     }
 
-    /// Keyboard focus on the topmost app window (Core decides which). While a
-    /// session holds restrictions, only the session owner's windows may have it.
-    func refocus() {
+    /// Shows or hides one window, as Core decided when it was created.
+    func setWindowShown(_ id: WindowID, _ shown: Bool) {
+        views.values.first { $0.id == id }?.setShown(shown)
+    }
+
+    /// Keyboard focus on `target` (Core's choice), activated; none when nil.
+    func focus(_ target: WindowID?) {
         guard let input else { return }
-        let stacking = stack.filter { $0.role == .untrusted } + stack.filter { $0.role != .untrusted }
-        var candidates = stacking
-        let rules = screenRules
-        if rules.confinesInput {
-            candidates = stacking.filter { rules.shows($0.owner) }
-        }
-        // An app-requested lock's own windows are untrusted: they may have focus.
-        let target = Focus.target(stack: candidates.map(\.summary), untrustedMayFocus: rules.untrustedMayFocus)
-        let targetView = stacking.first { $0.id == target }
+        let targetView = stack.first { $0.id == target && $0.isMapped }
         for view in stack where view.isMapped {
             wlr_xdg_toplevel_set_activated(view.xdgSurface, view === targetView)
         }
@@ -668,6 +642,18 @@ extension Server {
 
     var restrictionsActive: Bool { restrictions != nil }
 
+    /// Gives the Desk an input and returns its decision without carrying it
+    /// out (see `drive`): the only way anything changes the Desk.
+    func decide<T>(_ input: (inout Desk) -> T) -> T {
+        input(&desk)
+    }
+
+    /// The restrictions the compositor holds (Core's record of them).
+    var restrictions: RestrictionSet? { desk.restrictions }
+
+    /// The policy in force: the one Carrel started with, or the last reload.
+    var policy: Policy { desk.policy }
+
     static func resolve(_ combination: KeyCombination, for key: String) throws -> EmergencyBinding {
         let keysym = xkb_keysym_from_name(combination.keyName, XKB_KEYSYM_CASE_INSENSITIVE)
         guard keysym != 0 else {
@@ -691,12 +677,12 @@ extension Server {
         return view.isMapped ? .mappedToplevel : .unmappedToplevel
     }
 
-    /// Puts up the restrictions the compositor enforces today: other clients'
-    /// windows leave the scene (their layer is disabled, not covered), and
-    /// focus stays on the session's windows. All or nothing.
+    /// Puts up what the providers enforce for `set`; the scene follows when
+    /// Core hears the outcome (other clients' windows leave the scene, focus
+    /// stays on the session's windows). All or nothing.
     func applyRestrictions(_ set: RestrictionSet) -> RestrictionOutcome {
         // A new session: the machine must meet the preconditions first.
-        if restrictions?.session != set.session, let unmet = unmetPreconditions(for: set.session) {
+        if restrictionsHeldFor != set.session, let unmet = unmetPreconditions(for: set.session) {
             return .unsupported(unmet)
         }
         // Providers first: if one fails, nothing here has changed.
@@ -704,19 +690,18 @@ extension Server {
             audit.record(AuditEvent.providerFailed, session: set.session, reason: "apply", detail: message)
             return .failed(message)
         }
-        restrictions = set
-        failCaptureFrames(on: nil)
-        applyScreenRules()
+        restrictionsHeldFor = set.session
         logger.info("restrictions up for \(set.session)")
         audit.record("restrictions_applied", session: set.session, detail: set.description)
         return .applied
     }
 
+    /// Takes down what the providers hold for `id`; Core has already
+    /// decided what the scene shows without it.
     func revertRestrictions(for id: SessionID) {
-        guard restrictions?.session == id else { return }
+        guard restrictionsHeldFor == id else { return }
         providerHost?.revert()
-        restrictions = nil
-        applyScreenRules()
+        restrictionsHeldFor = nil
         logger.info("restrictions reverted for \(id)")
         audit.record("restrictions_reverted", session: id)
     }
@@ -752,24 +737,6 @@ extension Server {
         assessment.outputPresented(output)
     }
 
-    /// During a session only the session's clients may set the clipboard or
-    /// primary selection: the request must carry a serial of an input event
-    /// the session's own focused client received.
-    func maySetSelection(serial: UInt32) -> Bool {
-        guard let restrictions, restrictions.isolateClipboard else { return true }
-        guard let focused = input.seat.pointee.keyboard_state.focused_client,
-              clientID(focused.pointee.client) == restrictions.owner else { return false }
-        return wlr_seat_client_validate_event_serial(focused, serial)
-    }
-
-    /// Drag-and-drop: only from a window that may be shown; during a session
-    /// from the session's own windows only.
-    func mayStartDrag(from origin: UnsafeMutablePointer<wlr_surface>) -> Bool {
-        guard let restrictions, restrictions.isolateClipboard else { return true }
-        let client = wl_resource_get_client(origin.pointee.resource)!
-        return clientID(client) == restrictions.owner
-    }
-
     /// Windows the session must hide but the scene would draw; checked for
     /// every rendered frame in debug builds.
     func sceneViolations() -> [WindowID] {
@@ -784,7 +751,7 @@ extension Server {
     /// vetted, so the session hears `interrupted(integrity)`.
     func outputAddedDuringSession(_ output: Output) {
         guard restrictions != nil else { return }
-        assessment.integrityLost("output \(output.name) was connected during the session")
+        drive { $0.integrityLost("output \(output.name) was connected during the session") }
     }
 
     /// Outputs other than the primary show a plain colour during a session;
