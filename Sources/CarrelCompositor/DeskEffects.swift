@@ -45,7 +45,9 @@ extension Server {
         case .hidePrompt:
             hideOverlay(.prompt)
         case .checkPasscode(let passcode):
-            return decide { $0.passcodeChecked(matched: passcodeMatches(passcode), now: AssessmentService.now()) }.1
+            // Checked before the Desk is asked: the check reads the policy in force.
+            let matched = passcodeMatches(passcode)
+            return decide { $0.passcodeChecked(matched: matched, now: AssessmentService.now()) }.1
         case .refuseSelection(_, let detail):
             if let detail, let client = selectionRequester { blocked(AuditKind.clipboard, client: client, detail) }
         case .recordBlocked(let kind, let client, let detail):
