@@ -82,9 +82,13 @@ struct DeskDouble {
     /// Every effect carried out, in order (for tests that look for one).
     private(set) var log: [DeskEffect] = []
     private var windowOwners: [WindowID: WindowOwner] = [:]
+    /// The client whose selection or drag request is being decided (tests' bookkeeping).
+    var lastRequester: ClientID?
 
     init(_ setup: Desk.Setup) {
         desk = Desk(setup)
+        // As Server does at start: the scene and curtains follow the rules Carrel starts under.
+        curtainRules = desk.screenRules
         run { $0.appLaunched(now: .seconds(5000)) }
     }
 
