@@ -4,95 +4,6 @@ import CarrelShim
 import Glibc
 import Logging
 
-/// What the composition root hands the compositor.
-public struct CompositorOptions {
-    /// The exam app and its arguments; empty runs the compositor alone.
-    public var app: [String]
-    /// Written with the public socket name once clients can connect.
-    public var readyFD: Int32?
-    /// Which globals each role sees.
-    public var access: GlobalAccess
-    public var logLevel: Logger.Level
-    /// Size of outputs that have no modes of their own (a window on X11 or
-    /// Wayland, headless outputs).
-    public var windowSize: Size
-    /// The administrator's policy, validated (`--policy`).
-    public var policy: Policy
-    /// Who may lock, time limits, participants, the bounded wait for `began`:
-    /// the policy's `session`.
-    public var sessionPolicy: SessionPolicy {
-        get { policy.session }
-        set { policy.session = newValue }
-    }
-    /// Single App Mode: relaunch the app when it exits, never showing
-    /// anything else in between (`--kiosk` or the policy's `[kiosk]`).
-    public var kiosk: KioskPolicy {
-        get { policy.kiosk }
-        set { policy.kiosk = newValue }
-    }
-    /// `--assessment`: begin a session on the app's behalf when its first
-    /// window maps, with this configuration; nil: off.
-    public var assessmentMode: AssessmentConfiguration?
-    /// Where the admin control socket lives and who may use it: the
-    /// policy's `[control]`, or `--control-socket`.
-    public var control: ControlPolicy {
-        get { policy.control }
-        set { policy.control = newValue }
-    }
-    /// Where the policy came from and how to read it again (`carrelctl
-    /// reload`); nil: reload is refused.
-    public var policySource: PolicySource?
-    /// The policy file Carrel runs under (nil: the built-in policy), whose
-    /// ownership is a precondition of every session.
-    public var policyPath: String?
-    /// Whether Carrel must stop when the control socket cannot be opened
-    /// (a path given on the command line); otherwise it logs and runs without.
-    public var requireControlSocket: Bool
-    /// App-requested lock (ASAM): allowlist, confirmation, banner: the
-    /// policy's `[app_lock]` with the command line's overrides.
-    public var appLock: AppLockPolicy {
-        get { policy.appLock }
-        set { policy.appLock = newValue }
-    }
-    /// Restriction providers beyond the display (network, media): the
-    /// policy's `[providers]` with the command line's additions.
-    public var providers: ProvidersPolicy {
-        get { policy.providers }
-        set { policy.providers = newValue }
-    }
-
-    public init(app: [String], readyFD: Int32?, access: GlobalAccess = .standard, logLevel: Logger.Level = .info,
-                windowSize: Size = Size(width: 1280, height: 720), policy: Policy = .builtIn, requireControlSocket: Bool = false) {
-        self.app = app
-        self.readyFD = readyFD
-        self.access = access
-        self.logLevel = logLevel
-        self.windowSize = windowSize
-        self.policy = policy
-        self.requireControlSocket = requireControlSocket
-    }
-}
-
-/// The policy file Carrel started with, and a way to read and validate it
-/// again (with the command line's overrides) for `carrelctl reload`.
-public struct PolicySource: Sendable {
-    /// The file, as the log and `carrelctl reload` name it.
-    public var path: String
-    /// The whole policy again, or every problem in one message.
-    public var load: @Sendable () -> Result<Policy, ReloadFailure>
-
-    public init(path: String, load: @escaping @Sendable () -> Result<Policy, ReloadFailure>) {
-        self.path = path
-        self.load = load
-    }
-}
-
-/// Why a reload found no usable policy: the running one stays.
-public struct ReloadFailure: Error, Sendable {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-}
-
 /// The compositor: owns the Wayland display, the wlroots objects and every
 /// Swift handle that holds a wlroots pointer.
 ///
@@ -116,7 +27,7 @@ public final class Server {
     private(set) var desk: Desk
     /// The session whose restrictions the providers and the scene hold,
     /// so a revert undoes exactly what was applied.
-    private var restrictionsHeldFor: SessionID?
+    var restrictionsHeldFor: SessionID?
     /// The audit log; opened first in init, before any wlroots object.
     var audit: AuditLog!
     /// What the preconditions are checked against.
@@ -129,8 +40,8 @@ public final class Server {
     let options: CompositorOptions
     let roles: ClientRoles
     /// Scene layers, bottom to top: untrusted clients' windows under the app's.
-    private let untrustedLayer: UnsafeMutablePointer<wlr_scene_tree>
-    private let appLayer: UnsafeMutablePointer<wlr_scene_tree>
+    let untrustedLayer: UnsafeMutablePointer<wlr_scene_tree>
+    let appLayer: UnsafeMutablePointer<wlr_scene_tree>
     /// Above everything: plain colour over outputs other than the primary
     /// while a session holds restrictions.
     let curtainLayer: UnsafeMutablePointer<wlr_scene_tree>
@@ -139,12 +50,12 @@ public final class Server {
     private(set) var overlay: Overlay!
 
     private var listeners = ListenerBag()
-    private var outputs: [Output] = []
+    private(set) var outputs: [Output] = []
     /// Toplevels in stacking order, bottom to top.
-    private(set) var stack: [View] = []
-    private var views: [UnsafeMutablePointer<wlr_xdg_surface>: View] = [:]
+    var stack: [View] = []
+    var views: [UnsafeMutablePointer<wlr_xdg_surface>: View] = [:]
     private var decorations: [Decoration] = []
-    private var nextWindowID: UInt64 = 1
+    var nextWindowID: UInt64 = 1
     private var signals: [EventLoopSignal] = []
     /// Protocol loggers that refuse requests wlroots 0.15 would crash on.
     private var protocolGuards: [OpaquePointer] = []
@@ -155,7 +66,7 @@ public final class Server {
     /// Launches the app again (set once the app socket is open).
     private var launchApp: (() throws -> Void)?
     /// Restriction providers (network, media): recovery, cgroup, verify timer.
-    private var providerHost: ProviderHost?
+    private(set) var providerHost: ProviderHost?
     private var exitStatus: Int32 = 0
     private(set) public var publicSocketName: String = ""
 
@@ -403,6 +314,10 @@ public final class Server {
         wl_display_destroy(display)
     }
 
+    func decorationDestroyed(_ decoration: Decoration) {
+        decorations.removeAll { $0 === decoration }
+    }
+
     // MARK: - Outputs
 
     private func handleNewOutput(_ wlrOutput: UnsafeMutablePointer<wlr_output>) {
@@ -442,192 +357,6 @@ public final class Server {
         return Rect(x: Int(box.x), y: Int(box.y), width: Int(box.width), height: Int(box.height))
     }
 
-    // MARK: - Windows
-
-    private func handleNewXdgSurface(_ xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>) {
-        switch xdgSurface.pointee.role {
-        case WLR_XDG_SURFACE_ROLE_POPUP:
-            addPopup(xdgSurface)
-        case WLR_XDG_SURFACE_ROLE_TOPLEVEL:
-            let client = wl_resource_get_client(xdgSurface.pointee.resource)!
-            let role = roles.role(of: client)
-            let owner = WindowOwner(client: clientID(client), role: role)
-            let layer = role == .untrusted ? untrustedLayer : appLayer
-            let view = View(id: WindowID(nextWindowID), owner: owner, xdgSurface: xdgSurface,
-                            parentNode: &layer.pointee.node, server: self)
-            nextWindowID += 1
-            views[xdgSurface] = view
-            // Decided before the client can commit a buffer: a window the
-            // session hides is never enabled in the scene, not even for a frame.
-            drive { $0.toplevelCreated(view.id, owner: owner) }
-            logger.debug("new toplevel \(view.id) of role \(role)")
-        default:
-            break
-        }
-    }
-
-    /// Popups hang in their parent's scene subtree and are kept on the output.
-    private func addPopup(_ xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>) {
-        guard let parentSurface = xdgSurface.pointee.popup.pointee.parent,
-              wlr_surface_is_xdg_surface(parentSurface),
-              let parent = wlr_xdg_surface_from_wlr_surface(parentSurface),
-              let parentNode = parent.pointee.data?.assumingMemoryBound(to: wlr_scene_node.self) else {
-            return
-        }
-        let node = wlr_scene_xdg_surface_create(parentNode, xdgSurface)
-        xdgSurface.pointee.data = UnsafeMutableRawPointer(node)
-        // The unconstrain box is in the toplevel's coordinate space.
-        var toplevel = parent
-        while toplevel.pointee.role == WLR_XDG_SURFACE_ROLE_POPUP,
-              let next = toplevel.pointee.popup.pointee.parent.flatMap({ wlr_xdg_surface_from_wlr_surface($0) }) {
-            toplevel = next
-        }
-        guard let view = views[toplevel], let output = primaryOutputBox else { return }
-        var lx: Int32 = 0, ly: Int32 = 0
-        wlr_scene_node_coords(view.sceneNode, &lx, &ly)
-        var box = wlr_box(x: Int32(output.x) - lx, y: Int32(output.y) - ly,
-                          width: Int32(output.width), height: Int32(output.height))
-        wlr_xdg_popup_unconstrain_from_box(xdgSurface.pointee.popup, &box)
-    }
-
-    func view(for xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>) -> View? {
-        views[xdgSurface]
-    }
-
-    /// Sends the kiosk size with the first configure. Dialogs choose their size.
-    func placeBeforeMap(_ view: View) {
-        guard view.parentView == nil, let output = primaryOutputBox else { return }
-        let placement = Placement.toplevel(output: output, parent: nil, requested: Size(width: 0, height: 0))
-        wlr_xdg_toplevel_set_fullscreen(view.xdgSurface, true)
-        wlr_xdg_toplevel_set_size(view.xdgSurface, UInt32(placement.rect.width), UInt32(placement.rect.height))
-        wlr_scene_node_set_position(view.sceneNode, Int32(placement.rect.x), Int32(placement.rect.y))
-    }
-
-    /// Re-applies placement after the outputs changed.
-    private func replaceAll() {
-        for view in stack where view.isMapped { place(view) }
-        for view in views.values where !view.isMapped && view.isPlaced { placeBeforeMap(view) }
-    }
-
-    private func place(_ view: View) {
-        guard let output = primaryOutputBox else { return }
-        var geometry = wlr_box()
-        wlr_xdg_surface_get_geometry(view.xdgSurface, &geometry)
-        let parentRect = view.parentView.map { parent -> Rect in
-            var lx: Int32 = 0, ly: Int32 = 0
-            wlr_scene_node_coords(parent.sceneNode, &lx, &ly)
-            var g = wlr_box()
-            wlr_xdg_surface_get_geometry(parent.xdgSurface, &g)
-            return Rect(x: Int(lx), y: Int(ly), width: Int(g.width), height: Int(g.height))
-        }
-        let placement = Placement.toplevel(output: output, parent: parentRect,
-                                           requested: Size(width: Int(geometry.width), height: Int(geometry.height)))
-        switch placement {
-        case .fullscreen(let rect):
-            wlr_xdg_toplevel_set_fullscreen(view.xdgSurface, true)
-            wlr_xdg_toplevel_set_size(view.xdgSurface, UInt32(rect.width), UInt32(rect.height))
-            wlr_scene_node_set_position(view.sceneNode, Int32(rect.x), Int32(rect.y))
-        case .floating(let rect):
-            wlr_scene_node_set_position(view.sceneNode, Int32(rect.x), Int32(rect.y))
-        }
-    }
-
-    /// Disabled scene nodes are skipped by rendering and by hit tests: no
-    /// frame shows them and no pointer reaches them.
-    func setUntrustedLayerVisible(_ visible: Bool) {
-        wlr_scene_node_set_enabled(&untrustedLayer.pointee.node, visible)
-    }
-
-    var untrustedLayerEnabled: Bool { WlrootsVersion.isEffectivelyEnabled(&untrustedLayer.pointee.node) }
-
-    func viewMapped(_ view: View) {
-        place(view)
-        stack.removeAll { $0 === view }
-        stack.append(view)
-        view.raiseToTop()
-        logger.debug("mapped toplevel \(view.id) of role \(view.role)")
-        drive { $0.toplevelMapped(view.id, now: AssessmentService.now()) }
-    }
-
-    func viewUnmapped(_ view: View) {
-        drive { $0.toplevelUnmapped(view.id) }
-    }
-
-    func viewDestroyed(_ view: View) {
-        views[view.xdgSurface] = nil
-        stack.removeAll { $0 === view }
-        drive { $0.toplevelDestroyed(view.id) }
-    }
-
-    /// The session's restrictions and the kiosk gap, as Core holds them.
-    var screenRules: ScreenRules { desk.screenRules }
-
-    /// Makes the scene and curtains match `rules`: windows they hide leave
-    /// the scene (disabled, not covered) before any frame could show them.
-    func applyScreenRules(_ rules: ScreenRules) {
-        setUntrustedLayerVisible(!rules.hidesUntrustedLayer)
-        for view in views.values {
-            view.setShown(rules.shows(view.owner))
-        }
-        updateCurtains()
-        failCaptureFrames(on: nil)
-        // Pointer focus may sit on a window that just left the scene.
-        input?.pointerFocusChanged()
-    }
-
-    /// Shows or hides one window, as Core decided when it was created.
-    func setWindowShown(_ id: WindowID, _ shown: Bool) {
-        views.values.first { $0.id == id }?.setShown(shown)
-    }
-
-    /// Keyboard focus on `target` (Core's choice), activated; none when nil.
-    func focus(_ target: WindowID?) {
-        guard let input else { return }
-        let targetView = stack.first { $0.id == target && $0.isMapped }
-        for view in stack where view.isMapped {
-            wlr_xdg_toplevel_set_activated(view.xdgSurface, view === targetView)
-        }
-        input.focusKeyboard(on: targetView?.surface)
-    }
-
-    /// The surface under a layout point, with surface-local coordinates.
-    func surface(atLayoutX lx: Double, y ly: Double) -> (surface: UnsafeMutablePointer<wlr_surface>, sx: Double, sy: Double)? {
-        var sx = 0.0, sy = 0.0
-        guard let node = wlr_scene_node_at(&scene.pointee.node, lx, ly, &sx, &sy),
-              node.pointee.type == WLR_SCENE_NODE_SURFACE,
-              let sceneSurface = wlr_scene_surface_from_node(node) else { return nil }
-        return (sceneSurface.pointee.surface, sx, sy)
-    }
-}
-
-/// Asks every client for no client-side decorations: a kiosk draws none.
-final class Decoration {
-    private let decoration: UnsafeMutablePointer<wlr_xdg_toplevel_decoration_v1>
-    private var listeners = ListenerBag()
-    private unowned let server: Server
-
-    init(_ decoration: UnsafeMutablePointer<wlr_xdg_toplevel_decoration_v1>, server: Server) {
-        self.decoration = decoration
-        self.server = server
-        listeners.on(&decoration.pointee.events.request_mode) { [unowned self] _ in applyMode() }
-        listeners.on(&decoration.pointee.events.destroy) { [unowned self] _ in
-            detach()
-            server.decorationDestroyed(self)
-        }
-        applyMode()
-    }
-
-    private func applyMode() {
-        wlr_xdg_toplevel_decoration_v1_set_mode(decoration, WLR_XDG_TOPLEVEL_DECORATION_V1_MODE_SERVER_SIDE)
-    }
-
-    func detach() { listeners.disconnectAll() }
-}
-
-extension Server {
-    func decorationDestroyed(_ decoration: Decoration) {
-        decorations.removeAll { $0 === decoration }
-    }
 }
 
 // MARK: - Assessment hooks
@@ -677,45 +406,6 @@ extension Server {
         return view.isMapped ? .mappedToplevel : .unmappedToplevel
     }
 
-    /// Puts up what the providers enforce for `set`; the scene follows when
-    /// Core hears the outcome (other clients' windows leave the scene, focus
-    /// stays on the session's windows). All or nothing.
-    func applyRestrictions(_ set: RestrictionSet) -> RestrictionOutcome {
-        // A new session: the machine must meet the preconditions first.
-        if restrictionsHeldFor != set.session, let unmet = unmetPreconditions(for: set.session) {
-            return .unsupported(unmet)
-        }
-        // Providers first: if one fails, nothing here has changed.
-        if case .failed(let message)? = providerHost?.apply(set) {
-            audit.record(AuditEvent.providerFailed, session: set.session, reason: "apply", detail: message)
-            return .failed(message)
-        }
-        restrictionsHeldFor = set.session
-        logger.info("restrictions up for \(set.session)")
-        audit.record("restrictions_applied", session: set.session, detail: set.description)
-        return .applied
-    }
-
-    /// Takes down what the providers hold for `id`; Core has already
-    /// decided what the scene shows without it.
-    func revertRestrictions(for id: SessionID) {
-        guard restrictionsHeldFor == id else { return }
-        providerHost?.revert()
-        restrictionsHeldFor = nil
-        logger.info("restrictions reverted for \(id)")
-        audit.record("restrictions_reverted", session: id)
-    }
-
-    /// While a session holds restrictions no capture frame completes: the
-    /// pending ones of `output` (nil: all) fail before anything is copied.
-    func failCaptureFrames(on output: UnsafeMutablePointer<wlr_output>?) {
-        guard restrictions != nil, let screencopy else { return }
-        let failed = WlrootsVersion.failCaptureFrames(screencopy, output: output) { client in
-            blocked(AuditKind.capture, client: client, "a screen capture frame asked for while a session holds restrictions; failed, nothing copied")
-        }
-        if failed > 0 { logger.notice("failed \(failed) capture frame(s): a session holds restrictions") }
-    }
-
     /// Shows Carrel's own prompt or banner on the primary output; false if
     /// there is no output or it could not be drawn.
     func showOverlay(_ kind: Overlay.Kind, text: String) -> Bool {
@@ -727,39 +417,7 @@ extension Server {
         overlay.hide(kind)
     }
 
-    /// Empties the clipboard and the primary selection.
-    func clearSelections() {
-        wlr_seat_set_selection(input.seat, nil, wl_display_next_serial(display))
-        wlr_seat_set_primary_selection(input.seat, nil, wl_display_next_serial(display))
-    }
-
     func outputPresented(_ output: Output) {
         assessment.outputPresented(output)
-    }
-
-    /// Windows the session must hide but the scene would draw; checked for
-    /// every rendered frame in debug builds.
-    func sceneViolations() -> [WindowID] {
-        let entries = views.values.map { view in
-            SceneAudit.Entry(window: view.id, owner: view.owner,
-                             isEnabled: WlrootsVersion.isEffectivelyEnabled(view.sceneNode))
-        }
-        return SceneAudit.violations(entries, under: screenRules)
-    }
-
-    /// A display was connected: during a session that is a change nobody
-    /// vetted, so the session hears `interrupted(integrity)`.
-    func outputAddedDuringSession(_ output: Output) {
-        guard restrictions != nil else { return }
-        drive { $0.integrityLost("output \(output.name) was connected during the session") }
-    }
-
-    /// Outputs other than the primary show a plain colour during a session;
-    /// every output does in Single App Mode's gap.
-    func updateCurtains() {
-        let rules = screenRules
-        for (index, output) in outputs.enumerated() {
-            output.setCurtain(up: rules.curtainUp(outputIndex: index), layout: outputLayout)
-        }
     }
 }
