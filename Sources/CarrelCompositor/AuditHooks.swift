@@ -3,7 +3,7 @@ import CarrelCore
 import CarrelShim
 import Glibc
 
-/// Where the compositor tells the audit log what happened (issue 7), and the
+/// Where the compositor tells the audit log what happened, and the
 /// preconditions check before a session's restrictions go up.
 extension Server {
     /// Connects the audit log (opened first thing in init) to the clients and

@@ -139,12 +139,12 @@ public final class Server {
         let decorationManager = wlr_xdg_decoration_manager_v1_create(display)!
 
         // The assessment global goes exactly to the roles the policy entitles.
-        let access = options.access.applying(options.policy)
-        roles = ClientRoles(display: display, access: access, appLock: options.appLock, logger: logger)
+        let access = options.access.applying(desk.policy)
+        roles = ClientRoles(display: display, access: access, appLock: desk.policy.appLock, logger: logger)
         // Capture exists only when the policy enables it outside sessions;
         // while a session holds restrictions the global is hidden and every
         // pending frame fails (at begin, and before each output commit).
-        if options.policy.capture.enabledOutsideSessions {
+        if desk.policy.capture.enabledOutsideSessions {
             screencopy = wlr_screencopy_manager_v1_create(display)
         }
 
