@@ -25,8 +25,8 @@ public final class Server {
     private var controlSocket: ControlSocket?
     /// Every decision that combines sessions, modes, keys and windows.
     private(set) var desk: Desk
-    /// The session whose restrictions the providers and the scene hold,
-    /// so a revert undoes exactly what was applied.
+    /// The session whose restrictions the providers hold (its preconditions
+    /// were met), so a revert undoes exactly what was applied.
     var restrictionsHeldFor: SessionID?
     /// The audit log; opened first in init, before any wlroots object.
     var audit: AuditLog!
@@ -53,6 +53,7 @@ public final class Server {
     private(set) var outputs: [Output] = []
     /// Toplevels in stacking order, bottom to top.
     var stack: [View] = []
+    /// Every toplevel, mapped or not.
     var views: [UnsafeMutablePointer<wlr_xdg_surface>: View] = [:]
     private var decorations: [Decoration] = []
     var nextWindowID: UInt64 = 1
