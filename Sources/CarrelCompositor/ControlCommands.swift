@@ -54,6 +54,20 @@ extension Server {
         }
     }
 
+    /// `end --reason`: the live session hears `interrupted(administrative)`.
+    func administrativeEnd(reason: String) throws(ControlFailure) -> ControlOutcome {
+        let (result, effects) = decide { $0.administrativeEnd(reason: reason) }
+        carryOut(effects)
+        return try result.get()
+    }
+
+    /// `extend MINUTES`: more time for the active session.
+    func extendTimeLimit(byMinutes minutes: Int) throws(ControlFailure) -> ControlOutcome {
+        let (result, effects) = decide { $0.extendTimeLimit(byMinutes: minutes, now: AssessmentService.now()) }
+        carryOut(effects)
+        return try result.get()
+    }
+
     /// Every connected Wayland client.
     func connectedClients() -> [OpaquePointer] {
         var clients: [OpaquePointer] = []

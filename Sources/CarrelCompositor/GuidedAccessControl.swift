@@ -1,7 +1,8 @@
 import CarrelCore
 
-/// `carrelctl lock` / `unlock` and `end` / `extend`: the Desk decides; this
-/// carries out its effects and turns its answer into the control reply.
+/// Guided Access from `carrelctl lock` / `unlock`: the Desk decides; this
+/// checks the passcode, carries out the Desk's effects and turns its answer
+/// into the control reply.
 extension Server {
     /// `carrelctl lock`: pins the client of the topmost mapped app window.
     func guidedLock() throws(ControlFailure) -> ControlOutcome {
@@ -31,19 +32,5 @@ extension Server {
         case .failure(let failure): throw failure
         case .success(let id): return ControlOutcome(session: id.raw, message: "unlocked")
         }
-    }
-
-    /// `end --reason`: the live session hears `interrupted(administrative)`.
-    func administrativeEnd(reason: String) throws(ControlFailure) -> ControlOutcome {
-        let (result, effects) = decide { $0.administrativeEnd(reason: reason) }
-        carryOut(effects)
-        return try result.get()
-    }
-
-    /// `extend MINUTES`: more time for the active session.
-    func extendTimeLimit(byMinutes minutes: Int) throws(ControlFailure) -> ControlOutcome {
-        let (result, effects) = decide { $0.extendTimeLimit(byMinutes: minutes, now: AssessmentService.now()) }
-        carryOut(effects)
-        return try result.get()
     }
 }

@@ -224,6 +224,20 @@ def test_kiosk_with_assessment_gives_each_run_of_the_app_its_own_session(carrel,
     assert c.wait_exit() == 0, c.evidence()
 
 
+def test_policy_kiosk_with_assessment_begins_the_apps_session(carrel, paint_bin, tmp_path):
+    """The policy's `[kiosk] enabled = true` with `--assessment` starts (it was refused
+    once), and the app's first window begins the session on its behalf."""
+    policy = tmp_path / "policy.toml"
+    policy.write_text("[kiosk]\nenabled = true\n")
+    marker = tmp_path / "launches"
+    c = carrel.start(app=kiosk_app(marker, paint_bin, "--color", hexcolour(APP_COLOUR)),
+                     args=["--policy", str(policy), "--assessment"])
+    assert h.wait_until(lambda: "session began (on behalf of sh)" in stderr(c), 15), c.evidence()
+    assert "kiosk: Single App Mode on" in stderr(c), c.evidence()
+    c.signal(signal.SIGTERM)
+    assert c.wait_exit() == 0, c.evidence()
+
+
 def test_dist_unit_and_session_entry_parse(tmp_path):
     """dist/carrel-kiosk.service passes `systemd-analyze verify` (binaries swapped for
     ones that exist here) and runs Carrel in Single App Mode; dist/carrel.desktop is a
