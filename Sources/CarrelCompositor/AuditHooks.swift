@@ -46,13 +46,6 @@ extension Server {
         }
     }
 
-    /// Carrel refused a selection or drag: recorded when it came from the
-    /// session's owner (anyone else's was recorded when it was asked for).
-    func selectionRefused(_ detail: String) {
-        guard let client = selectionRequester, clientID(client) == restrictions?.owner else { return }
-        blocked(AuditKind.clipboard, client: client, detail)
-    }
-
     /// A blocked attempt by `client` (nil: unknown).
     func blocked(_ kind: String, client: OpaquePointer?, _ detail: String) {
         audit.blocked(kind, subject: client.map(auditSubject), session: restrictionsSession, detail: detail)
@@ -65,7 +58,7 @@ extension Server {
     /// nil when met (the notes are logged), else every unmet one.
     func unmetPreconditions(for session: SessionID) -> String? {
         let observation = environment.observe(auditLogProblem: audit.problem)
-        let report = Preconditions.evaluate(observation, policy: activePolicy.preconditions)
+        let report = Preconditions.evaluate(observation, policy: policy.preconditions)
         for note in report.notes { logger.info("preconditions for \(session): \(note)") }
         if report.isMet {
             audit.record("preconditions", session: session, reason: "met", detail: report.notes.joined(separator: "; "))

@@ -7,15 +7,12 @@ import Glibc
 /// options name and answers each request from the session state.
 extension Server {
     /// The mode `status` reports: how Carrel was started.
-    var controlMode: String {
-        GuidedAccess.controlMode(locked: guidedAccess.session != nil, kiosk: options.kiosk.enabled,
-                                 assessmentMode: options.assessmentMode != nil)
-    }
+    var controlMode: String { desk.controlMode }
 
     /// The control socket, or nil when it could not be opened and the
     /// options do not require it (logged: Carrel runs without).
     func openControlSocket() throws -> ControlSocket? {
-        let control = options.control
+        let control = policy.control
         do {
             let socket = try ControlSocket(path: control.socketPath, group: control.group, display: display,
                                            logger: logger) { [unowned self] request in answer(request) }
@@ -42,9 +39,9 @@ extension Server {
                 return ControlResponse(ok: true, command: request.command,
                                        status: assessment.controlStatus(mode: controlMode, clients: clientCounts()))
             case .end(let reason):
-                return ControlResponse(ok: true, command: request.command, outcome: try assessment.administrativeEnd(reason: reason))
+                return ControlResponse(ok: true, command: request.command, outcome: try administrativeEnd(reason: reason))
             case .extend(let minutes):
-                return ControlResponse(ok: true, command: request.command, outcome: try assessment.extendTimeLimit(byMinutes: minutes))
+                return ControlResponse(ok: true, command: request.command, outcome: try extendTimeLimit(byMinutes: minutes))
             case .lock:
                 return ControlResponse(ok: true, command: request.command, outcome: try guidedLock())
             case .unlock(let passcode):
@@ -55,6 +52,20 @@ extension Server {
         } catch {
             return .failure(error, command: request.command)
         }
+    }
+
+    /// `end --reason`: the live session hears `interrupted(administrative)`.
+    func administrativeEnd(reason: String) throws(ControlFailure) -> ControlOutcome {
+        let (result, effects) = decide { $0.administrativeEnd(reason: reason) }
+        carryOut(effects)
+        return try result.get()
+    }
+
+    /// `extend MINUTES`: more time for the active session.
+    func extendTimeLimit(byMinutes minutes: Int) throws(ControlFailure) -> ControlOutcome {
+        let (result, effects) = decide { $0.extendTimeLimit(byMinutes: minutes, now: AssessmentService.now()) }
+        carryOut(effects)
+        return try result.get()
     }
 
     /// Every connected Wayland client.
@@ -94,7 +105,7 @@ extension Server {
         case .success(let policy):
             file = policy
         }
-        let reload = PolicyReload(running: activePolicy, file: file)
+        let reload = PolicyReload(running: policy, file: file)
         let binding: EmergencyBinding?, unlock: EmergencyBinding?
         do {
             binding = try reload.policy.emergencyBinding.map { try Self.resolve($0, for: "emergency.binding") }
@@ -103,11 +114,8 @@ extension Server {
             logger.error("policy reload refused, the running policy stays: \(error)")
             throw ControlFailure(.badPolicy, "\(error); the running policy stays")
         }
-        activePolicy = reload.policy
-        emergencyBinding = binding
-        unlockKeys = unlock
+        decide { $0.adopt(reload.policy, emergency: binding, unlockKeys: unlock) }
         roles.appLock = reload.policy.appLock
-        assessment.adopt(session: reload.policy.session, appLock: reload.policy.appLock)
         logger.notice("policy reloaded from \(source.path): \(reload.summary)")
         return ReloadOutcome(file: source.path, applied: reload.applied, needRestart: reload.needRestart,
                              message: reload.summary)

@@ -83,34 +83,31 @@ final class Input {
         }
         listeners.on(&seat.pointee.events.request_set_selection) { [unowned self] data in
             let event = data!.assumingMemoryBound(to: wlr_seat_request_set_selection_event.self).pointee
-            guard server.maySetSelection(serial: event.serial) else {
-                server.logger.notice("refused a clipboard selection from a client outside the session")
-                server.selectionRefused("wl_data_device.set_selection without a serial of the focused session window's input")
-                if let source = event.source { wlr_data_source_destroy(source) }
-                return
+            if selectionAccepted(.clipboard, serial: event.serial) {
+                wlr_seat_set_selection(seat, event.source, event.serial)
+            } else if let source = event.source {
+                wlr_data_source_destroy(source)
             }
-            wlr_seat_set_selection(seat, event.source, event.serial)
         }
         listeners.on(&seat.pointee.events.request_set_primary_selection) { [unowned self] data in
             let event = data!.assumingMemoryBound(to: wlr_seat_request_set_primary_selection_event.self).pointee
-            guard server.maySetSelection(serial: event.serial) else {
-                server.logger.notice("refused a primary selection from a client outside the session")
-                server.selectionRefused("primary selection set without a serial of the focused session window's input")
-                if let source = event.source { wlr_primary_selection_source_destroy(source) }
-                return
+            if selectionAccepted(.primary, serial: event.serial) {
+                wlr_seat_set_primary_selection(seat, event.source, event.serial)
+            } else if let source = event.source {
+                wlr_primary_selection_source_destroy(source)
             }
-            wlr_seat_set_primary_selection(seat, event.source, event.serial)
         }
         listeners.on(&seat.pointee.events.request_start_drag) { [unowned self] data in
             let event = data!.assumingMemoryBound(to: wlr_seat_request_start_drag_event.self).pointee
-            // A drag needs a pointer grab serial from the origin, and during a
-            // session must start in the session's own windows.
-            if let origin = event.origin, server.mayStartDrag(from: origin),
-               wlr_seat_validate_pointer_grab_serial(seat, origin, event.serial) {
+            let origin = event.origin
+            let effects = server.drive {
+                $0.dragRequested(origin: origin.map { server.clientID(wl_resource_get_client($0.pointee.resource)!) },
+                                 grabSerialValid: origin.map { wlr_seat_validate_pointer_grab_serial(seat, $0, event.serial) } ?? false,
+                                 requester: server.selectionRequester.map(server.clientID))
+            }
+            if effects.contains(.acceptSelection(.drag)) {
                 wlr_seat_start_pointer_drag(seat, event.drag, event.serial)
             } else {
-                server.logger.notice("refused a drag-and-drop")
-                server.selectionRefused("drag-and-drop refused (not from the session's windows, or without a pointer grab)")
                 WlrootsVersion.destroyRefusedDrag(event.drag)
             }
         }
@@ -123,7 +120,7 @@ final class Input {
             guard let keyboard = Keyboard(device: device, input: self) else { return }
             keyboards.append(keyboard)
             wlr_seat_set_keyboard(seat, device)
-            server.refocus()
+            server.drive { $0.keyboardAdded() }
         case WLR_INPUT_DEVICE_POINTER:
             wlr_cursor_attach_input_device(cursor, device)
             hasPointer = true
@@ -136,55 +133,32 @@ final class Input {
         updateCapabilities()
     }
 
-    /// While Carrel's confirmation prompt is up, every key from a keyboard is
-    /// the prompt's: a press may answer it (Y / N / Escape), and nothing —
-    /// press or release — reaches a client. True when it consumed the key.
-    func handleConfirmationKey(keyboard: UnsafeMutablePointer<wlr_keyboard>, keycode: UInt32, pressed: Bool) -> Bool {
-        guard server.assessment.askingConfirmation != nil else { return false }
-        if pressed { server.assessment.confirmationKey(Self.lowercasedKeysyms(keyboard, keycode)) }
-        return true
+    /// Whether Core lets a clipboard or primary selection through: during a
+    /// session it must carry a serial of input the owner's focused client got.
+    private func selectionAccepted(_ kind: SelectionKind, serial: UInt32) -> Bool {
+        let focused = seat.pointee.keyboard_state.focused_client
+        let effects = server.drive {
+            $0.selectionRequested(kind, focusedClient: focused.map { server.clientID($0.pointee.client) },
+                                  serialFromFocusedClient: focused.map { wlr_seat_client_validate_event_serial($0, serial) } ?? false,
+                                  requester: server.selectionRequester.map(server.clientID))
+        }
+        return effects.contains(.acceptSelection(kind))
     }
 
-    /// Guided Access at the keyboard: while the passcode entry is open every
-    /// key goes to it; during a lock the policy's unlock keys open it. True
-    /// when the key was consumed.
-    func handleGuidedAccessKey(keyboard: UnsafeMutablePointer<wlr_keyboard>, keycode: UInt32, pressed: Bool) -> Bool {
+    /// A key from a keyboard, before any client sees it: Core decides
+    /// whether it is Carrel's (prompt, passcode entry, unlock keys, bindings)
+    /// or the focused client's. True when the client gets it.
+    func keyGoesToClient(keyboard: UnsafeMutablePointer<wlr_keyboard>, keycode: UInt32, pressed: Bool) -> Bool {
         let state = keyboard.pointee.xkb_state
-        if server.passcodeEntry.isOpen {
-            guard pressed else { return true }
-            var buffer = [CChar](repeating: 0, count: 64)
-            let count = max(0, Int(xkb_state_key_get_utf8(state, keycode + 8, &buffer, buffer.count)))
-            let text = String(decoding: buffer[..<min(count, buffer.count - 1)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            server.passcodeEntryKey(PasscodeEntry.Key(keysym: xkb_state_key_get_one_sym(state, keycode + 8), text: text))
-            return true
-        }
-        guard pressed, server.guidedAccess.session != nil, let keys = server.unlockKeys,
-              keys.matches(keysyms: Self.lowercasedKeysyms(keyboard, keycode), modifiers: Self.modifiers(of: keyboard))
-        else { return false }
-        server.openPasscodeEntry()
-        return true
-    }
-
-    /// Runs Carrel's own binding for a pressed key, if it has one (Core
-    /// decides, and decides none during a session). True when it consumed the key.
-    func handleCompositorKey(keyboard: UnsafeMutablePointer<wlr_keyboard>, keycode: UInt32) -> Bool {
-        guard let action = Keybindings.action(forPressed: Self.lowercasedKeysyms(keyboard, keycode),
-                                              modifiers: Self.modifiers(of: keyboard),
-                                              restrictionsActive: server.restrictionsActive,
-                                              emergency: server.emergencyBinding) else {
-            return false
-        }
-        switch action {
-        case .switchToVirtualTerminal(let vt):
-            // Only a real seat (DRM through libseat) has terminals to switch to.
-            guard let session = wlr_backend_get_session(server.backend) else { return false }
-            server.logger.info("switching to virtual terminal \(vt)")
-            wlr_session_change_vt(session, UInt32(vt))
-        case .emergencyInterrupt:
-            server.logger.warning("emergency key combination pressed at the machine")
-            server.assessment.administrativeInterrupt("the emergency key combination was pressed at the machine")
-        }
-        return true
+        // libinput keycodes are evdev codes; xkbcommon's are offset by 8.
+        var buffer = [CChar](repeating: 0, count: 64)
+        let count = max(0, Int(xkb_state_key_get_utf8(state, keycode + 8, &buffer, buffer.count)))
+        let text = String(decoding: buffer[..<min(count, buffer.count - 1)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let key = KeyPress(pressed: pressed, keysyms: Self.lowercasedKeysyms(keyboard, keycode),
+                           keysym: xkb_state_key_get_one_sym(state, keycode + 8),
+                           modifiers: Self.modifiers(of: keyboard), text: text)
+        let effects = server.drive { $0.key(key, now: AssessmentService.now()) }
+        return effects.contains { if case .deliverKey = $0 { return true } else { return false } }
     }
 
     /// The keysyms a key produces, lower-cased, as Core's matchers take them.
@@ -284,17 +258,8 @@ final class Keyboard {
         }
         listeners.on(&keyboard.pointee.events.key) { [unowned self] data in
             let event = data!.assumingMemoryBound(to: wlr_event_keyboard_key.self).pointee
-            if input.handleConfirmationKey(keyboard: keyboard, keycode: event.keycode,
-                                           pressed: event.state == WL_KEYBOARD_KEY_STATE_PRESSED) {
-                return
-            }
-            if input.handleGuidedAccessKey(keyboard: keyboard, keycode: event.keycode,
-                                           pressed: event.state == WL_KEYBOARD_KEY_STATE_PRESSED) {
-                return
-            }
-            if event.state == WL_KEYBOARD_KEY_STATE_PRESSED, input.handleCompositorKey(keyboard: keyboard, keycode: event.keycode) {
-                return
-            }
+            guard input.keyGoesToClient(keyboard: keyboard, keycode: event.keycode,
+                                        pressed: event.state == WL_KEYBOARD_KEY_STATE_PRESSED) else { return }
             wlr_seat_set_keyboard(input.seat, self.device)
             wlr_seat_keyboard_notify_key(input.seat, event.time_msec, event.keycode, event.state.rawValue)
         }

@@ -20,7 +20,7 @@ final class Output {
         self.wlrOutput = wlrOutput
         self.server = server
         // The policy's `[outputs] curtain_colour`; it changes only with a restart.
-        var colour = server.options.policy.outputs.curtainComponents
+        var colour = server.policy.outputs.curtainComponents
         curtain = wlr_scene_rect_create(&server.curtainLayer.pointee.node, 0, 0, &colour)!
         wlr_scene_node_set_enabled(&curtain.pointee.node, false)
         listeners.on(&wlrOutput.pointee.events.frame) { [unowned self] _ in handleFrame() }

@@ -4,95 +4,6 @@ import CarrelShim
 import Glibc
 import Logging
 
-/// What the composition root hands the compositor.
-public struct CompositorOptions {
-    /// The exam app and its arguments; empty runs the compositor alone.
-    public var app: [String]
-    /// Written with the public socket name once clients can connect.
-    public var readyFD: Int32?
-    /// Which globals each role sees.
-    public var access: GlobalAccess
-    public var logLevel: Logger.Level
-    /// Size of outputs that have no modes of their own (a window on X11 or
-    /// Wayland, headless outputs).
-    public var windowSize: Size
-    /// The administrator's policy, validated (`--policy`).
-    public var policy: Policy
-    /// Who may lock, time limits, participants, the bounded wait for `began`:
-    /// the policy's `session`.
-    public var sessionPolicy: SessionPolicy {
-        get { policy.session }
-        set { policy.session = newValue }
-    }
-    /// Single App Mode: relaunch the app when it exits, never showing
-    /// anything else in between (`--kiosk` or the policy's `[kiosk]`).
-    public var kiosk: KioskPolicy {
-        get { policy.kiosk }
-        set { policy.kiosk = newValue }
-    }
-    /// `--assessment`: begin a session on the app's behalf when its first
-    /// window maps, with this configuration; nil: off.
-    public var assessmentMode: AssessmentConfiguration?
-    /// Where the admin control socket lives and who may use it: the
-    /// policy's `[control]`, or `--control-socket`.
-    public var control: ControlPolicy {
-        get { policy.control }
-        set { policy.control = newValue }
-    }
-    /// Where the policy came from and how to read it again (`carrelctl
-    /// reload`); nil: reload is refused.
-    public var policySource: PolicySource?
-    /// The policy file Carrel runs under (nil: the built-in policy), whose
-    /// ownership is a precondition of every session.
-    public var policyPath: String?
-    /// Whether Carrel must stop when the control socket cannot be opened
-    /// (a path given on the command line); otherwise it logs and runs without.
-    public var requireControlSocket: Bool
-    /// App-requested lock (ASAM): allowlist, confirmation, banner: the
-    /// policy's `[app_lock]` with the command line's overrides.
-    public var appLock: AppLockPolicy {
-        get { policy.appLock }
-        set { policy.appLock = newValue }
-    }
-    /// Restriction providers beyond the display (network, media): the
-    /// policy's `[providers]` with the command line's additions.
-    public var providers: ProvidersPolicy {
-        get { policy.providers }
-        set { policy.providers = newValue }
-    }
-
-    public init(app: [String], readyFD: Int32?, access: GlobalAccess = .standard, logLevel: Logger.Level = .info,
-                windowSize: Size = Size(width: 1280, height: 720), policy: Policy = .builtIn, requireControlSocket: Bool = false) {
-        self.app = app
-        self.readyFD = readyFD
-        self.access = access
-        self.logLevel = logLevel
-        self.windowSize = windowSize
-        self.policy = policy
-        self.requireControlSocket = requireControlSocket
-    }
-}
-
-/// The policy file Carrel started with, and a way to read and validate it
-/// again (with the command line's overrides) for `carrelctl reload`.
-public struct PolicySource: Sendable {
-    /// The file, as the log and `carrelctl reload` name it.
-    public var path: String
-    /// The whole policy again, or every problem in one message.
-    public var load: @Sendable () -> Result<Policy, ReloadFailure>
-
-    public init(path: String, load: @escaping @Sendable () -> Result<Policy, ReloadFailure>) {
-        self.path = path
-        self.load = load
-    }
-}
-
-/// Why a reload found no usable policy: the running one stays.
-public struct ReloadFailure: Error, Sendable {
-    public var message: String
-    public init(_ message: String) { self.message = message }
-}
-
 /// The compositor: owns the Wayland display, the wlroots objects and every
 /// Swift handle that holds a wlroots pointer.
 ///
@@ -111,11 +22,12 @@ public final class Server {
     private(set) var assessment: AssessmentService!
     /// wlroots' screencopy, when the policy enables capture outside sessions.
     private(set) var screencopy: UnsafeMutablePointer<wlr_screencopy_manager_v1>?
-    /// The emergency binding with its key resolved by xkbcommon.
-    var emergencyBinding: EmergencyBinding?
     private var controlSocket: ControlSocket?
-    /// The restrictions of the session pending or active, if any.
-    private(set) var restrictions: RestrictionSet?
+    /// Every decision that combines sessions, modes, keys and windows.
+    private(set) var desk: Desk
+    /// The session whose restrictions the providers hold (its preconditions
+    /// were met), so a revert undoes exactly what was applied.
+    var restrictionsHeldFor: SessionID?
     /// The audit log; opened first in init, before any wlroots object.
     var audit: AuditLog!
     /// What the preconditions are checked against.
@@ -128,8 +40,8 @@ public final class Server {
     let options: CompositorOptions
     let roles: ClientRoles
     /// Scene layers, bottom to top: untrusted clients' windows under the app's.
-    private let untrustedLayer: UnsafeMutablePointer<wlr_scene_tree>
-    private let appLayer: UnsafeMutablePointer<wlr_scene_tree>
+    let untrustedLayer: UnsafeMutablePointer<wlr_scene_tree>
+    let appLayer: UnsafeMutablePointer<wlr_scene_tree>
     /// Above everything: plain colour over outputs other than the primary
     /// while a session holds restrictions.
     let curtainLayer: UnsafeMutablePointer<wlr_scene_tree>
@@ -138,40 +50,29 @@ public final class Server {
     private(set) var overlay: Overlay!
 
     private var listeners = ListenerBag()
-    private var outputs: [Output] = []
+    private(set) var outputs: [Output] = []
     /// Toplevels in stacking order, bottom to top.
-    private(set) var stack: [View] = []
-    private var views: [UnsafeMutablePointer<wlr_xdg_surface>: View] = [:]
+    var stack: [View] = []
+    /// Every toplevel, mapped or not.
+    var views: [UnsafeMutablePointer<wlr_xdg_surface>: View] = [:]
     private var decorations: [Decoration] = []
-    private var nextWindowID: UInt64 = 1
-    private var signalSources: [OpaquePointer] = []
+    var nextWindowID: UInt64 = 1
+    private var signals: [EventLoopSignal] = []
     /// Protocol loggers that refuse requests wlroots 0.15 would crash on.
     private var protocolGuards: [OpaquePointer] = []
     private var hotplugHook: OutputHotplugHook?
     private var app: AppProcess?
-    /// Single App Mode's relauncher, when enabled.
-    private var kiosk: KioskSupervisor?
-    /// The session Carrel begins for an app that does not speak the protocol.
-    var onBehalf: OnBehalfSession?
-    /// Guided Access (`carrelctl lock` / `unlock`).
-    var guidedAccess = GuidedAccess()
-    /// The on-screen passcode entry the policy's unlock keys open during a lock.
-    var passcodeEntry = PasscodeEntry()
-    /// `guided_access.unlock_keys`, resolved by xkbcommon; nil: no on-screen entry.
-    var unlockKeys: EmergencyBinding?
-    /// The policy in effect: the one Carrel started with, or the last one
-    /// `carrelctl reload` accepted (for what can change while running).
-    var activePolicy: Policy
-    /// Single App Mode is on and no app window is mapped (see `KioskScreen`).
-    private var kioskGap = false
+    /// Single App Mode's relaunch timer, armed when Core says so.
+    private var relaunchTimer: EventLoopTimer?
+    /// Launches the app again (set once the app socket is open).
+    private var launchApp: (() throws -> Void)?
     /// Restriction providers (network, media): recovery, cgroup, verify timer.
-    private var providerHost: ProviderHost?
+    private(set) var providerHost: ProviderHost?
     private var exitStatus: Int32 = 0
     private(set) public var publicSocketName: String = ""
 
     public init(options: CompositorOptions, logger: Logger) throws {
         self.options = options
-        activePolicy = options.policy
         self.logger = logger
         WlrootsLog.install(level: options.logLevel)
 
@@ -188,6 +89,13 @@ public final class Server {
             throw CompositorError.backend("wlroots found no usable backend; for a headless run set WLR_BACKENDS=headless WLR_RENDERER=pixman, for a window run under X11 or Wayland")
         }
         self.backend = backend
+        // Single App Mode starts in its gap: nothing but the app until the
+        // app's first window maps (Core decides, from the policy).
+        desk = Desk(Desk.Setup(
+            policy: options.policy, appName: options.app.first, assessment: options.assessmentMode,
+            emergency: try options.policy.emergencyBinding.map { try Self.resolve($0, for: "emergency.binding") },
+            unlockKeys: try options.policy.guidedAccess.unlockKeys.map { try Self.resolve($0, for: "guided_access.unlock_keys") },
+            hasVirtualTerminals: wlr_backend_get_session(backend) != nil))
         guard let renderer = wlr_renderer_autocreate(backend) else {
             throw CompositorError.backend("no renderer; without a GPU set WLR_RENDERER=pixman")
         }
@@ -212,9 +120,6 @@ public final class Server {
         untrustedLayer = wlr_scene_tree_create(&scene.pointee.node)
         appLayer = wlr_scene_tree_create(&scene.pointee.node)
         curtainLayer = wlr_scene_tree_create(&scene.pointee.node)
-        // Single App Mode starts in its gap: nothing but the app until the
-        // app's first window maps.
-        kioskGap = options.kiosk.enabled
         overlayLayer = wlr_scene_tree_create(&scene.pointee.node)
         overlay = Overlay(layer: overlayLayer)
 
@@ -235,12 +140,12 @@ public final class Server {
         let decorationManager = wlr_xdg_decoration_manager_v1_create(display)!
 
         // The assessment global goes exactly to the roles the policy entitles.
-        let access = options.access.applying(options.policy)
-        roles = ClientRoles(display: display, access: access, appLock: options.appLock, logger: logger)
+        let access = options.access.applying(desk.policy)
+        roles = ClientRoles(display: display, access: access, appLock: desk.policy.appLock, logger: logger)
         // Capture exists only when the policy enables it outside sessions;
         // while a session holds restrictions the global is hidden and every
         // pending frame fails (at begin, and before each output commit).
-        if options.policy.capture.enabledOutsideSessions {
+        if desk.policy.capture.enabledOutsideSessions {
             screencopy = wlr_screencopy_manager_v1_create(display)
         }
 
@@ -254,16 +159,11 @@ public final class Server {
             let decoration = Decoration(data!.assumingMemoryBound(to: wlr_xdg_toplevel_decoration_v1.self), server: self)
             decorations.append(decoration)
         }
-        emergencyBinding = try options.policy.emergencyBinding.map { try Self.resolve($0, for: "emergency.binding") }
-        unlockKeys = try options.policy.guidedAccess.unlockKeys.map { try Self.resolve($0, for: "guided_access.unlock_keys") }
         roles.sessionActive = { [unowned self] in restrictionsActive }
         // Before any client connects: every blocked attempt is recorded.
         installAudit()
         input = Input(server: self)
-        assessment = AssessmentService(server: self, policy: options.sessionPolicy, appLock: options.appLock, logger: logger)
-        if let configuration = options.assessmentMode, let command = options.app.first {
-            onBehalf = OnBehalfSession(appName: command, configuration: configuration)
-        }
+        assessment = AssessmentService(server: self, logger: logger)
         setUntrustedLayerVisible(!screenRules.hidesUntrustedLayer)
     }
 
@@ -279,12 +179,12 @@ public final class Server {
         }
         publicSocketName = String(cString: socket)
         let appSocket = try roles.openAppSocket(runtimeDirectory: runtimeDirectory)
-        let providerHost = ProviderHost(policy: options.providers, runtimeDirectory: runtimeDirectory,
+        let providerHost = ProviderHost(policy: policy.providers, runtimeDirectory: runtimeDirectory,
                                         loop: wl_display_get_event_loop(display), logger: logger)
         providerHost.ownerProcess = { [unowned self] owner in roles.process { clientID($0) == owner } }
         providerHost.integrityLost = { [unowned self] message in
             audit.record(AuditEvent.providerFailed, session: restrictionsSession, reason: "verify", detail: message)
-            assessment.integrityLost(message)
+            drive { $0.integrityLost(message) }
         }
         self.providerHost = providerHost
 
@@ -303,14 +203,12 @@ public final class Server {
         // The readiness fd is Carrel's alone: the app must not inherit it.
         if let fd = options.readyFD { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         if !options.app.isEmpty {
-            app = try providerHost.launch { try AppProcess.launch(options.app, appSocket: appSocket, logger: logger) }
-            if options.kiosk.enabled {
-                kiosk = KioskSupervisor(policy: options.kiosk, display: display, logger: logger,
-                                        launch: { [unowned self] in
-                                            app = try providerHost.launch { try AppProcess.launch(options.app, appSocket: appSocket, logger: logger) }
-                                        },
-                                        giveUp: { [unowned self] status in stop(status: status) })
+            let launch = { [unowned self] in
+                app = try providerHost.launch { try AppProcess.launch(options.app, appSocket: appSocket, logger: logger) }
             }
+            try launch()
+            launchApp = launch
+            drive { $0.appLaunched(now: AssessmentService.now()) }
         }
         logger.notice("listening on \(publicSocketName) (public) and \(appSocket) (app)")
         Readiness.announce(socketName: publicSocketName, readyFD: options.readyFD, logger: logger)
@@ -327,36 +225,48 @@ public final class Server {
     }
 
     private func installSignalHandlers() {
-        let loop = wl_display_get_event_loop(display)
-        let context = Unmanaged.passUnretained(self).toOpaque()
-        for signal in [SIGTERM, SIGINT] {
-            if let source = wl_event_loop_add_signal(loop, signal, { number, data in
-                let server = Unmanaged<Server>.fromOpaque(data!).takeUnretainedValue()
-                server.logger.notice("received signal \(number); shutting down")
-                server.stop(status: 0)
-                return 0
-            }, context) {
-                signalSources.append(source)
+        let loop = wl_display_get_event_loop(display)!
+        for number in [SIGTERM, SIGINT] {
+            if let signal = EventLoopSignal(loop: loop, signal: number, { [unowned self] number in
+                logger.notice("received signal \(number); shutting down")
+                stop(status: 0)
+            }) {
+                signals.append(signal)
             }
         }
-        if let source = wl_event_loop_add_signal(loop, SIGCHLD, { _, data in
-            Unmanaged<Server>.fromOpaque(data!).takeUnretainedValue().handleChildExit()
-            return 0
-        }, context) {
-            signalSources.append(source)
+        if let signal = EventLoopSignal(loop: loop, signal: SIGCHLD, { [unowned self] _ in handleChildExit() }) {
+            signals.append(signal)
         }
     }
 
+    /// The app ended: what that means (end its session, relaunch, stop) is Core's.
     private func handleChildExit() {
         guard let app, let status = app.reap() else { return }
-        logger.notice("app exited: \(status.description)")
         self.app = nil
-        endSessionOnBehalf()
-        if let kiosk {
-            kiosk.appExited(status)
+        drive { $0.appExited(status: status.carrelExitStatus, description: status.description, now: AssessmentService.now()) }
+    }
+
+    /// Single App Mode: launch the app again after `delay`.
+    func relaunchApp(after delay: Duration) {
+        if relaunchTimer == nil {
+            relaunchTimer = EventLoopTimer(loop: wl_display_get_event_loop(display)) { [unowned self] in relaunchNow() }
+        }
+        guard let relaunchTimer else {
+            logger.error("kiosk: could not create a timer; giving up")
+            stop(status: 1)
             return
         }
-        stop(status: status.carrelExitStatus)
+        relaunchTimer.arm(after: delay)
+    }
+
+    private func relaunchNow() {
+        guard let launchApp else { return }
+        do {
+            try launchApp()
+            drive { $0.appLaunched(now: AssessmentService.now()) }
+        } catch {
+            drive { $0.appLaunchFailed("\(error)", now: AssessmentService.now()) }
+        }
     }
 
     /// Ends the event loop; `run()` then returns `status`. Sessions hear of the
@@ -371,8 +281,8 @@ public final class Server {
     /// Tears everything down in the order wlroots requires: clients first (so
     /// their surfaces go before the outputs and scene), then the backend.
     public func shutdown() {
-        kiosk?.cancel()
-        kiosk = nil
+        relaunchTimer?.cancel()
+        relaunchTimer = nil
         if let app {
             app.terminate(grace: 2.0)
             self.app = nil
@@ -381,8 +291,8 @@ public final class Server {
         controlSocket = nil
         assessment.shutdown()
         providerHost?.shutdown()
-        for source in signalSources { wl_event_source_remove(source) }
-        signalSources.removeAll()
+        for signal in signals { signal.cancel() }
+        signals.removeAll()
         hotplugHook?.remove()
         hotplugHook = nil
         roles.close()
@@ -404,6 +314,10 @@ public final class Server {
         for logger in protocolGuards { wl_protocol_logger_destroy(logger) }
         protocolGuards.removeAll()
         wl_display_destroy(display)
+    }
+
+    func decorationDestroyed(_ decoration: Decoration) {
+        decorations.removeAll { $0 === decoration }
     }
 
     // MARK: - Outputs
@@ -445,216 +359,6 @@ public final class Server {
         return Rect(x: Int(box.x), y: Int(box.y), width: Int(box.width), height: Int(box.height))
     }
 
-    // MARK: - Windows
-
-    private func handleNewXdgSurface(_ xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>) {
-        switch xdgSurface.pointee.role {
-        case WLR_XDG_SURFACE_ROLE_POPUP:
-            addPopup(xdgSurface)
-        case WLR_XDG_SURFACE_ROLE_TOPLEVEL:
-            let client = wl_resource_get_client(xdgSurface.pointee.resource)!
-            let role = roles.role(of: client)
-            let owner = WindowOwner(client: clientID(client), role: role)
-            let layer = role == .untrusted ? untrustedLayer : appLayer
-            let view = View(id: WindowID(nextWindowID), owner: owner, xdgSurface: xdgSurface,
-                            parentNode: &layer.pointee.node, server: self)
-            nextWindowID += 1
-            views[xdgSurface] = view
-            // Decided before the client can commit a buffer: a window the
-            // session hides is never enabled in the scene, not even for a frame.
-            view.setShown(screenRules.shows(owner))
-            logger.debug("new toplevel \(view.id) of role \(role)")
-        default:
-            break
-        }
-    }
-
-    /// Popups hang in their parent's scene subtree and are kept on the output.
-    private func addPopup(_ xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>) {
-        guard let parentSurface = xdgSurface.pointee.popup.pointee.parent,
-              wlr_surface_is_xdg_surface(parentSurface),
-              let parent = wlr_xdg_surface_from_wlr_surface(parentSurface),
-              let parentNode = parent.pointee.data?.assumingMemoryBound(to: wlr_scene_node.self) else {
-            return
-        }
-        let node = wlr_scene_xdg_surface_create(parentNode, xdgSurface)
-        xdgSurface.pointee.data = UnsafeMutableRawPointer(node)
-        // The unconstrain box is in the toplevel's coordinate space.
-        var toplevel = parent
-        while toplevel.pointee.role == WLR_XDG_SURFACE_ROLE_POPUP,
-              let next = toplevel.pointee.popup.pointee.parent.flatMap({ wlr_xdg_surface_from_wlr_surface($0) }) {
-            toplevel = next
-        }
-        guard let view = views[toplevel], let output = primaryOutputBox else { return }
-        var lx: Int32 = 0, ly: Int32 = 0
-        wlr_scene_node_coords(view.sceneNode, &lx, &ly)
-        var box = wlr_box(x: Int32(output.x) - lx, y: Int32(output.y) - ly,
-                          width: Int32(output.width), height: Int32(output.height))
-        wlr_xdg_popup_unconstrain_from_box(xdgSurface.pointee.popup, &box)
-    }
-
-    func view(for xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>) -> View? {
-        views[xdgSurface]
-    }
-
-    /// Sends the kiosk size with the first configure. Dialogs choose their size.
-    func placeBeforeMap(_ view: View) {
-        guard view.parentView == nil, let output = primaryOutputBox else { return }
-        let placement = Placement.toplevel(output: output, parent: nil, requested: Size(width: 0, height: 0))
-        wlr_xdg_toplevel_set_fullscreen(view.xdgSurface, true)
-        wlr_xdg_toplevel_set_size(view.xdgSurface, UInt32(placement.rect.width), UInt32(placement.rect.height))
-        wlr_scene_node_set_position(view.sceneNode, Int32(placement.rect.x), Int32(placement.rect.y))
-    }
-
-    /// Re-applies placement after the outputs changed.
-    private func replaceAll() {
-        for view in stack where view.isMapped { place(view) }
-        for view in views.values where !view.isMapped && view.isPlaced { placeBeforeMap(view) }
-    }
-
-    private func place(_ view: View) {
-        guard let output = primaryOutputBox else { return }
-        var geometry = wlr_box()
-        wlr_xdg_surface_get_geometry(view.xdgSurface, &geometry)
-        let parentRect = view.parentView.map { parent -> Rect in
-            var lx: Int32 = 0, ly: Int32 = 0
-            wlr_scene_node_coords(parent.sceneNode, &lx, &ly)
-            var g = wlr_box()
-            wlr_xdg_surface_get_geometry(parent.xdgSurface, &g)
-            return Rect(x: Int(lx), y: Int(ly), width: Int(g.width), height: Int(g.height))
-        }
-        let placement = Placement.toplevel(output: output, parent: parentRect,
-                                           requested: Size(width: Int(geometry.width), height: Int(geometry.height)))
-        switch placement {
-        case .fullscreen(let rect):
-            wlr_xdg_toplevel_set_fullscreen(view.xdgSurface, true)
-            wlr_xdg_toplevel_set_size(view.xdgSurface, UInt32(rect.width), UInt32(rect.height))
-            wlr_scene_node_set_position(view.sceneNode, Int32(rect.x), Int32(rect.y))
-        case .floating(let rect):
-            wlr_scene_node_set_position(view.sceneNode, Int32(rect.x), Int32(rect.y))
-        }
-    }
-
-    /// Disabled scene nodes are skipped by rendering and by hit tests: no
-    /// frame shows them and no pointer reaches them.
-    func setUntrustedLayerVisible(_ visible: Bool) {
-        wlr_scene_node_set_enabled(&untrustedLayer.pointee.node, visible)
-    }
-
-    var untrustedLayerEnabled: Bool { WlrootsVersion.isEffectivelyEnabled(&untrustedLayer.pointee.node) }
-
-    func viewMapped(_ view: View) {
-        place(view)
-        stack.removeAll { $0 === view }
-        stack.append(view)
-        view.raiseToTop()
-        logger.debug("mapped toplevel \(view.id) of role \(view.role)")
-        if restrictions != nil && !screenRules.shows(view.owner) {
-            blocked(AuditKind.foreignWindow, client: wl_resource_get_client(view.xdgSurface.pointee.resource),
-                    "mapped a toplevel during a session; it stays hidden and gets no focus")
-        }
-        updateKioskGap()
-        refocus()
-        beginSessionOnBehalf(for: view)
-    }
-
-    func viewUnmapped(_ view: View) {
-        updateKioskGap()
-        refocus()
-    }
-
-    func viewDestroyed(_ view: View) {
-        views[view.xdgSurface] = nil
-        stack.removeAll { $0 === view }
-        updateKioskGap()
-        refocus()
-    }
-
-    /// Enters or leaves Single App Mode's gap as app windows come and go,
-    /// before any frame could show the change.
-    private func updateKioskGap() {
-        let gap = KioskScreen.isGap(kiosk: options.kiosk.enabled,
-                                    mappedRoles: stack.filter(\.isMapped).map(\.role))
-        guard gap != kioskGap else { return }
-        kioskGap = gap
-        logger.notice(gap ? "kiosk: the app has no window; showing only the app role until it maps one"
-                          : "kiosk: the app mapped a window")
-        applyScreenRules()
-    }
-
-    /// The session's restrictions and the kiosk gap, as one decision.
-    var screenRules: ScreenRules { ScreenRules(restrictions: restrictions, kioskGap: kioskGap) }
-
-    /// Makes the scene, focus and curtains match `screenRules`.
-    private func applyScreenRules() {
-        let rules = screenRules
-        setUntrustedLayerVisible(!rules.hidesUntrustedLayer)
-        for view in views.values {
-            view.setShown(rules.shows(view.owner))
-        }
-        updateCurtains()
-        refocus()
-        // Pointer focus may sit on a window that just left the scene.
-        input.pointerFocusChanged()
-    }
-
-    /// Keyboard focus on the topmost app window (Core decides which). While a
-    /// session holds restrictions, only the session owner's windows may have it.
-    func refocus() {
-        guard let input else { return }
-        let stacking = stack.filter { $0.role == .untrusted } + stack.filter { $0.role != .untrusted }
-        var candidates = stacking
-        let rules = screenRules
-        if rules.confinesInput {
-            candidates = stacking.filter { rules.shows($0.owner) }
-        }
-        // An app-requested lock's own windows are untrusted: they may have focus.
-        let target = Focus.target(stack: candidates.map(\.summary), untrustedMayFocus: rules.untrustedMayFocus)
-        let targetView = stacking.first { $0.id == target }
-        for view in stack where view.isMapped {
-            wlr_xdg_toplevel_set_activated(view.xdgSurface, view === targetView)
-        }
-        input.focusKeyboard(on: targetView?.surface)
-    }
-
-    /// The surface under a layout point, with surface-local coordinates.
-    func surface(atLayoutX lx: Double, y ly: Double) -> (surface: UnsafeMutablePointer<wlr_surface>, sx: Double, sy: Double)? {
-        var sx = 0.0, sy = 0.0
-        guard let node = wlr_scene_node_at(&scene.pointee.node, lx, ly, &sx, &sy),
-              node.pointee.type == WLR_SCENE_NODE_SURFACE,
-              let sceneSurface = wlr_scene_surface_from_node(node) else { return nil }
-        return (sceneSurface.pointee.surface, sx, sy)
-    }
-}
-
-/// Asks every client for no client-side decorations: a kiosk draws none.
-final class Decoration {
-    private let decoration: UnsafeMutablePointer<wlr_xdg_toplevel_decoration_v1>
-    private var listeners = ListenerBag()
-    private unowned let server: Server
-
-    init(_ decoration: UnsafeMutablePointer<wlr_xdg_toplevel_decoration_v1>, server: Server) {
-        self.decoration = decoration
-        self.server = server
-        listeners.on(&decoration.pointee.events.request_mode) { [unowned self] _ in applyMode() }
-        listeners.on(&decoration.pointee.events.destroy) { [unowned self] _ in
-            detach()
-            server.decorationDestroyed(self)
-        }
-        applyMode()
-    }
-
-    private func applyMode() {
-        wlr_xdg_toplevel_decoration_v1_set_mode(decoration, WLR_XDG_TOPLEVEL_DECORATION_V1_MODE_SERVER_SIDE)
-    }
-
-    func detach() { listeners.disconnectAll() }
-}
-
-extension Server {
-    func decorationDestroyed(_ decoration: Decoration) {
-        decorations.removeAll { $0 === decoration }
-    }
 }
 
 // MARK: - Assessment hooks
@@ -668,6 +372,18 @@ extension Server {
     func executable(of client: OpaquePointer) -> String? { roles.executable(of: client) }
 
     var restrictionsActive: Bool { restrictions != nil }
+
+    /// Gives the Desk an input and returns its decision without carrying it
+    /// out (see `drive`): the only way anything changes the Desk.
+    func decide<T>(_ input: (inout Desk) -> T) -> T {
+        input(&desk)
+    }
+
+    /// The restrictions the compositor holds (Core's record of them).
+    var restrictions: RestrictionSet? { desk.restrictions }
+
+    /// The policy in force: the one Carrel started with, or the last reload.
+    var policy: Policy { desk.policy }
 
     static func resolve(_ combination: KeyCombination, for key: String) throws -> EmergencyBinding {
         let keysym = xkb_keysym_from_name(combination.keyName, XKB_KEYSYM_CASE_INSENSITIVE)
@@ -692,46 +408,6 @@ extension Server {
         return view.isMapped ? .mappedToplevel : .unmappedToplevel
     }
 
-    /// Puts up the restrictions the compositor enforces today: other clients'
-    /// windows leave the scene (their layer is disabled, not covered), and
-    /// focus stays on the session's windows. All or nothing.
-    func applyRestrictions(_ set: RestrictionSet) -> RestrictionOutcome {
-        // A new session: the machine must meet the preconditions first.
-        if restrictions?.session != set.session, let unmet = unmetPreconditions(for: set.session) {
-            return .unsupported(unmet)
-        }
-        // Providers first: if one fails, nothing here has changed.
-        if case .failed(let message)? = providerHost?.apply(set) {
-            audit.record(AuditEvent.providerFailed, session: set.session, reason: "apply", detail: message)
-            return .failed(message)
-        }
-        restrictions = set
-        failCaptureFrames(on: nil)
-        applyScreenRules()
-        logger.info("restrictions up for \(set.session)")
-        audit.record("restrictions_applied", session: set.session, detail: set.description)
-        return .applied
-    }
-
-    func revertRestrictions(for id: SessionID) {
-        guard restrictions?.session == id else { return }
-        providerHost?.revert()
-        restrictions = nil
-        applyScreenRules()
-        logger.info("restrictions reverted for \(id)")
-        audit.record("restrictions_reverted", session: id)
-    }
-
-    /// While a session holds restrictions no capture frame completes: the
-    /// pending ones of `output` (nil: all) fail before anything is copied.
-    func failCaptureFrames(on output: UnsafeMutablePointer<wlr_output>?) {
-        guard restrictions != nil, let screencopy else { return }
-        let failed = WlrootsVersion.failCaptureFrames(screencopy, output: output) { client in
-            blocked(AuditKind.capture, client: client, "a screen capture frame asked for while a session holds restrictions; failed, nothing copied")
-        }
-        if failed > 0 { logger.notice("failed \(failed) capture frame(s): a session holds restrictions") }
-    }
-
     /// Shows Carrel's own prompt or banner on the primary output; false if
     /// there is no output or it could not be drawn.
     func showOverlay(_ kind: Overlay.Kind, text: String) -> Bool {
@@ -743,64 +419,7 @@ extension Server {
         overlay.hide(kind)
     }
 
-    /// Empties the clipboard and the primary selection.
-    func clearSelections() {
-        wlr_seat_set_selection(input.seat, nil, wl_display_next_serial(display))
-        wlr_seat_set_primary_selection(input.seat, nil, wl_display_next_serial(display))
-    }
-
     func outputPresented(_ output: Output) {
         assessment.outputPresented(output)
-    }
-
-    /// During a session only the session's clients may set the clipboard or
-    /// primary selection: the request must carry a serial of an input event
-    /// the session's own focused client received.
-    func maySetSelection(serial: UInt32) -> Bool {
-        guard let restrictions, restrictions.isolateClipboard else { return true }
-        guard let focused = input.seat.pointee.keyboard_state.focused_client,
-              clientID(focused.pointee.client) == restrictions.owner else { return false }
-        return wlr_seat_client_validate_event_serial(focused, serial)
-    }
-
-    /// Drag-and-drop: only from a window that may be shown; during a session
-    /// from the session's own windows only.
-    func mayStartDrag(from origin: UnsafeMutablePointer<wlr_surface>) -> Bool {
-        guard let restrictions, restrictions.isolateClipboard else { return true }
-        let client = wl_resource_get_client(origin.pointee.resource)!
-        return clientID(client) == restrictions.owner
-    }
-
-    /// Windows the session must hide but the scene would draw; checked for
-    /// every rendered frame in debug builds.
-    func sceneViolations() -> [WindowID] {
-        let entries = views.values.map { view in
-            SceneAudit.Entry(window: view.id, owner: view.owner,
-                             isEnabled: WlrootsVersion.isEffectivelyEnabled(view.sceneNode))
-        }
-        return SceneAudit.violations(entries, under: screenRules)
-    }
-
-    /// A display was connected: during a session that is a change nobody
-    /// vetted, so the session hears `interrupted(integrity)` unless the
-    /// policy tolerates it (then the new output shows only the curtain).
-    func outputAddedDuringSession(_ output: Output) {
-        guard restrictions != nil else { return }
-        switch OutputHotplug.connectedDuringSession(output: output.name, becomesPrimary: outputs.first === output,
-                                                    policy: options.policy.outputs) {
-        case .tolerated:
-            logger.notice("output \(output.name) was connected during the session; tolerated by the policy, it shows the curtain")
-        case .interrupts(let message):
-            assessment.integrityLost(message)
-        }
-    }
-
-    /// Outputs other than the primary show a plain colour during a session;
-    /// every output does in Single App Mode's gap.
-    func updateCurtains() {
-        let rules = screenRules
-        for (index, output) in outputs.enumerated() {
-            output.setCurtain(up: rules.curtainUp(outputIndex: index), layout: outputLayout)
-        }
     }
 }

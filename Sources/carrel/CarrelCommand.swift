@@ -117,9 +117,6 @@ struct CarrelCommand: ParsableCommand {
         if (assessment || assessmentConfig != nil) && app.isEmpty {
             throw ValidationError("--assessment needs the app to begin the session for: carrel --assessment -- APP [ARGS...]")
         }
-        if kiosk && (assessment || assessmentConfig != nil) {
-            throw ValidationError("--kiosk and --assessment cannot be combined yet; use one")
-        }
         if kiosk && app.isEmpty {
             throw ValidationError("--kiosk needs the app to keep running: carrel --kiosk -- APP [ARGS...]")
         }
@@ -198,10 +195,6 @@ struct CarrelCommand: ParsableCommand {
         }
         if options.kiosk.enabled && app.isEmpty {
             fputs("carrel: the policy enables Single App Mode ([kiosk] enabled = true) but no app was given: carrel -- APP [ARGS...]\n", stderr)
-            throw ExitCode(2)
-        }
-        if options.kiosk.enabled && assessmentMode != nil {
-            fputs("carrel: the policy enables Single App Mode ([kiosk] enabled = true), which --assessment cannot be combined with yet; use one\n", stderr)
             throw ExitCode(2)
         }
         options.assessmentMode = assessmentMode

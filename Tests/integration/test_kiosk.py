@@ -7,6 +7,7 @@ stops at a violation) and by the X server's screenshots of the real window.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 
@@ -174,6 +175,67 @@ def test_untrusted_window_never_shows_in_the_gaps_as_x_sees_it(carrel, paint_bin
     assert gap_shots >= 1, f"no screenshot of {shots} fell in a gap; the check saw nothing"
     assert intruder.alive(), "the untrusted client died, so the gaps proved nothing about it"
     assert len(launches(marker)) == 4
+
+
+def test_kiosk_with_assessment_gives_each_run_of_the_app_its_own_session(carrel, paint_bin, procs, logdir,
+                                                                          logs, tmp_path):
+    """`--kiosk --assessment`: APP (carrel-paint, which does not speak the protocol)
+    gets a session on its behalf when its first window maps; killed, its session ends,
+    it is relaunched, and the relaunched APP's first window begins a new session. An
+    untrusted window on the public socket never shows: not in a session, not in a gap."""
+    display = start_xvfb(procs, logdir, logs)
+    marker = tmp_path / "launches"
+    c = carrel.start(app=kiosk_app(marker, paint_bin, "--color", hexcolour(APP_COLOUR)),
+                     args=["--kiosk", "--assessment"], backend="x11", env={"DISPLAY": display})
+
+    def count(text):
+        return stderr(c).count(text)
+    began, ended = "session began (on behalf of sh)", "session ended (on behalf of sh)"
+    assert h.wait_until(lambda: count(began) >= 1, 15), f"the first run's session never began\n{c.evidence()}"
+    intruder = c.client([paint_bin, "--color", hexcolour(INTRUDER_COLOUR)], name="intruder")
+    assert h.wait_until(lambda: re.search(r"mapped toplevel \S+ of role untrusted", stderr(c)), 10), c.evidence()
+    full = OUTPUT[0] // 16 * (OUTPUT[1] // 16)
+    assert h.wait_until(lambda: len(colour_at(screenshot(display), APP_COLOUR)) == full, 10), \
+        "the app's colour never filled the output"
+
+    shots = 0
+    for kill in range(1, 3):
+        os.kill(launches(marker)[-1], signal.SIGKILL)
+        deadline = time.monotonic() + 20
+        while True:
+            image = screenshot(display)
+            shots += 1
+            intruding = colour_at(image, INTRUDER_COLOUR)
+            assert not intruding, (f"after kill {kill} the untrusted window's colour showed at "
+                                   f"{intruding[:5]} ({len(intruding)} points)\n{c.evidence()}")
+            if count(began) >= kill + 1 and len(colour_at(image, APP_COLOUR)) == full:
+                break
+            assert time.monotonic() < deadline, \
+                f"after kill {kill} no new session began with the relaunched app on screen\n{c.evidence()}"
+        assert count(ended) >= kill, f"kill {kill} did not end the session\n{c.evidence()}"
+        assert_audit_held(c)
+    text = stderr(c)
+    # Each session ended (the app exited) before the relaunch's session began.
+    first_end = text.index(ended)
+    assert text.index("app exited") < first_end < text.index(began, text.index(began) + 1), c.evidence()
+    assert len(launches(marker)) == 3
+    assert intruder.alive(), "the untrusted client died, so the check proved nothing about it"
+    c.signal(signal.SIGTERM)
+    assert c.wait_exit() == 0, c.evidence()
+
+
+def test_policy_kiosk_with_assessment_begins_the_apps_session(carrel, paint_bin, tmp_path):
+    """The policy's `[kiosk] enabled = true` with `--assessment` starts (it was refused
+    once), and the app's first window begins the session on its behalf."""
+    policy = tmp_path / "policy.toml"
+    policy.write_text("[kiosk]\nenabled = true\n")
+    marker = tmp_path / "launches"
+    c = carrel.start(app=kiosk_app(marker, paint_bin, "--color", hexcolour(APP_COLOUR)),
+                     args=["--policy", str(policy), "--assessment"])
+    assert h.wait_until(lambda: "session began (on behalf of sh)" in stderr(c), 15), c.evidence()
+    assert "kiosk: Single App Mode on" in stderr(c), c.evidence()
+    c.signal(signal.SIGTERM)
+    assert c.wait_exit() == 0, c.evidence()
 
 
 def test_dist_unit_and_session_entry_parse(tmp_path):

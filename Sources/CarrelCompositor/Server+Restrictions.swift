@@ -1,0 +1,98 @@
+import CarrelAudit
+import CarrelCore
+import CarrelShim
+
+/// Enforcing a session's restrictions and Single App Mode's gap: the
+/// providers, the scene, capture, selections and curtains.
+extension Server {
+    /// Makes the scene and curtains match `rules`: windows they hide leave
+    /// the scene (disabled, not covered) before any frame could show them.
+    func applyScreenRules(_ rules: ScreenRules) {
+        setUntrustedLayerVisible(!rules.hidesUntrustedLayer)
+        for view in views.values {
+            view.setShown(rules.shows(view.owner))
+        }
+        updateCurtains()
+        failCaptureFrames(on: nil)
+        // Pointer focus may sit on a window that just left the scene.
+        input?.pointerFocusChanged()
+    }
+
+    /// Puts up what the providers enforce for `set`; the scene follows when
+    /// Core hears the outcome (other clients' windows leave the scene, focus
+    /// stays on the session's windows). All or nothing.
+    func applyRestrictions(_ set: RestrictionSet) -> RestrictionOutcome {
+        // A new session: the machine must meet the preconditions first.
+        if restrictionsHeldFor != set.session, let unmet = unmetPreconditions(for: set.session) {
+            return .unsupported(unmet)
+        }
+        // Providers first: if one fails, nothing here has changed.
+        if case .failed(let message)? = providerHost?.apply(set) {
+            audit.record(AuditEvent.providerFailed, session: set.session, reason: "apply", detail: message)
+            return .failed(message)
+        }
+        restrictionsHeldFor = set.session
+        logger.info("restrictions up for \(set.session)")
+        audit.record("restrictions_applied", session: set.session, detail: set.description)
+        return .applied
+    }
+
+    /// Takes down what the providers hold for `id`; Core has already
+    /// decided what the scene shows without it.
+    func revertRestrictions(for id: SessionID) {
+        guard restrictionsHeldFor == id else { return }
+        providerHost?.revert()
+        restrictionsHeldFor = nil
+        logger.info("restrictions reverted for \(id)")
+        audit.record("restrictions_reverted", session: id)
+    }
+
+    /// While a session holds restrictions no capture frame completes: the
+    /// pending ones of `output` (nil: all) fail before anything is copied.
+    func failCaptureFrames(on output: UnsafeMutablePointer<wlr_output>?) {
+        guard restrictions != nil, let screencopy else { return }
+        let failed = WlrootsVersion.failCaptureFrames(screencopy, output: output) { client in
+            blocked(AuditKind.capture, client: client, "a screen capture frame asked for while a session holds restrictions; failed, nothing copied")
+        }
+        if failed > 0 { logger.notice("failed \(failed) capture frame(s): a session holds restrictions") }
+    }
+
+    /// Empties the clipboard and the primary selection.
+    func clearSelections() {
+        wlr_seat_set_selection(input.seat, nil, wl_display_next_serial(display))
+        wlr_seat_set_primary_selection(input.seat, nil, wl_display_next_serial(display))
+    }
+
+    /// Windows the session must hide but the scene would draw; checked for
+    /// every rendered frame in debug builds.
+    func sceneViolations() -> [WindowID] {
+        let entries = views.values.map { view in
+            SceneAudit.Entry(window: view.id, owner: view.owner,
+                             isEnabled: WlrootsVersion.isEffectivelyEnabled(view.sceneNode))
+        }
+        return SceneAudit.violations(entries, under: screenRules)
+    }
+
+    /// A display was connected: during a session that is a change nobody
+    /// vetted, so the session hears `interrupted(integrity)` unless the
+    /// policy tolerates it (then the new output shows only the curtain).
+    func outputAddedDuringSession(_ output: Output) {
+        guard restrictions != nil else { return }
+        switch OutputHotplug.connectedDuringSession(output: output.name, becomesPrimary: outputs.first === output,
+                                                    policy: policy.outputs) {
+        case .tolerated:
+            logger.notice("output \(output.name) was connected during the session; tolerated by the policy, it shows the curtain")
+        case .interrupts(let message):
+            drive { $0.integrityLost(message) }
+        }
+    }
+
+    /// Outputs other than the primary show a plain colour during a session;
+    /// every output does in Single App Mode's gap.
+    func updateCurtains() {
+        let rules = screenRules
+        for (index, output) in outputs.enumerated() {
+            output.setCurtain(up: rules.curtainUp(outputIndex: index), layout: outputLayout)
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import CarrelCore
+import CarrelShim
+
+/// The toplevels and popups in the scene: where they go, their layer, and
+/// Core's focus and visibility decisions carried out on them.
+extension Server {
+    func handleNewXdgSurface(_ xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>) {
+        switch xdgSurface.pointee.role {
+        case WLR_XDG_SURFACE_ROLE_POPUP:
+            addPopup(xdgSurface)
+        case WLR_XDG_SURFACE_ROLE_TOPLEVEL:
+            let client = wl_resource_get_client(xdgSurface.pointee.resource)!
+            let role = roles.role(of: client)
+            let owner = WindowOwner(client: clientID(client), role: role)
+            let layer = role == .untrusted ? untrustedLayer : appLayer
+            let view = View(id: WindowID(nextWindowID), owner: owner, xdgSurface: xdgSurface,
+                            parentNode: &layer.pointee.node, server: self)
+            nextWindowID += 1
+            views[xdgSurface] = view
+            // Decided before the client can commit a buffer: a window the
+            // session hides is never enabled in the scene, not even for a frame.
+            drive { $0.toplevelCreated(view.id, owner: owner) }
+            logger.debug("new toplevel \(view.id) of role \(role)")
+        default:
+            break
+        }
+    }
+
+    /// Popups hang in their parent's scene subtree and are kept on the output.
+    private func addPopup(_ xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>) {
+        guard let parentSurface = xdgSurface.pointee.popup.pointee.parent,
+              wlr_surface_is_xdg_surface(parentSurface),
+              let parent = wlr_xdg_surface_from_wlr_surface(parentSurface),
+              let parentNode = parent.pointee.data?.assumingMemoryBound(to: wlr_scene_node.self) else {
+            return
+        }
+        let node = wlr_scene_xdg_surface_create(parentNode, xdgSurface)
+        xdgSurface.pointee.data = UnsafeMutableRawPointer(node)
+        // The unconstrain box is in the toplevel's coordinate space.
+        var toplevel = parent
+        while toplevel.pointee.role == WLR_XDG_SURFACE_ROLE_POPUP,
+              let next = toplevel.pointee.popup.pointee.parent.flatMap({ wlr_xdg_surface_from_wlr_surface($0) }) {
+            toplevel = next
+        }
+        guard let view = views[toplevel], let output = primaryOutputBox else { return }
+        var lx: Int32 = 0, ly: Int32 = 0
+        wlr_scene_node_coords(view.sceneNode, &lx, &ly)
+        var box = wlr_box(x: Int32(output.x) - lx, y: Int32(output.y) - ly,
+                          width: Int32(output.width), height: Int32(output.height))
+        wlr_xdg_popup_unconstrain_from_box(xdgSurface.pointee.popup, &box)
+    }
+
+    func view(for xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>) -> View? {
+        views[xdgSurface]
+    }
+
+    /// Sends the kiosk size with the first configure. Dialogs choose their size.
+    func placeBeforeMap(_ view: View) {
+        guard view.parentView == nil, let output = primaryOutputBox else { return }
+        let placement = Placement.toplevel(output: output, parent: nil, requested: Size(width: 0, height: 0))
+        wlr_xdg_toplevel_set_fullscreen(view.xdgSurface, true)
+        wlr_xdg_toplevel_set_size(view.xdgSurface, UInt32(placement.rect.width), UInt32(placement.rect.height))
+        wlr_scene_node_set_position(view.sceneNode, Int32(placement.rect.x), Int32(placement.rect.y))
+    }
+
+    /// Re-applies placement after the outputs changed.
+    func replaceAll() {
+        for view in stack where view.isMapped { place(view) }
+        for view in views.values where !view.isMapped && view.isPlaced { placeBeforeMap(view) }
+    }
+
+    private func place(_ view: View) {
+        guard let output = primaryOutputBox else { return }
+        var geometry = wlr_box()
+        wlr_xdg_surface_get_geometry(view.xdgSurface, &geometry)
+        let parentRect = view.parentView.map { parent -> Rect in
+            var lx: Int32 = 0, ly: Int32 = 0
+            wlr_scene_node_coords(parent.sceneNode, &lx, &ly)
+            var g = wlr_box()
+            wlr_xdg_surface_get_geometry(parent.xdgSurface, &g)
+            return Rect(x: Int(lx), y: Int(ly), width: Int(g.width), height: Int(g.height))
+        }
+        let placement = Placement.toplevel(output: output, parent: parentRect,
+                                           requested: Size(width: Int(geometry.width), height: Int(geometry.height)))
+        switch placement {
+        case .fullscreen(let rect):
+            wlr_xdg_toplevel_set_fullscreen(view.xdgSurface, true)
+            wlr_xdg_toplevel_set_size(view.xdgSurface, UInt32(rect.width), UInt32(rect.height))
+            wlr_scene_node_set_position(view.sceneNode, Int32(rect.x), Int32(rect.y))
+        case .floating(let rect):
+            wlr_scene_node_set_position(view.sceneNode, Int32(rect.x), Int32(rect.y))
+        }
+    }
+
+    /// Disabled scene nodes are skipped by rendering and by hit tests: no
+    /// frame shows them and no pointer reaches them.
+    func setUntrustedLayerVisible(_ visible: Bool) {
+        wlr_scene_node_set_enabled(&untrustedLayer.pointee.node, visible)
+    }
+
+    var untrustedLayerEnabled: Bool { WlrootsVersion.isEffectivelyEnabled(&untrustedLayer.pointee.node) }
+
+    func viewMapped(_ view: View) {
+        place(view)
+        stack.removeAll { $0 === view }
+        stack.append(view)
+        view.raiseToTop()
+        logger.debug("mapped toplevel \(view.id) of role \(view.role)")
+        drive { $0.toplevelMapped(view.id, now: AssessmentService.now()) }
+    }
+
+    func viewUnmapped(_ view: View) {
+        drive { $0.toplevelUnmapped(view.id) }
+    }
+
+    func viewDestroyed(_ view: View) {
+        views[view.xdgSurface] = nil
+        stack.removeAll { $0 === view }
+        drive { $0.toplevelDestroyed(view.id) }
+    }
+
+    /// The session's restrictions and the kiosk gap, as Core holds them.
+    var screenRules: ScreenRules { desk.screenRules }
+
+    /// Shows or hides one window, as Core decided when it was created.
+    func setWindowShown(_ id: WindowID, _ shown: Bool) {
+        views.values.first { $0.id == id }?.setShown(shown)
+    }
+
+    /// Keyboard focus on `target` (Core's choice), activated; none when nil.
+    func focus(_ target: WindowID?) {
+        guard let input else { return }
+        let targetView = stack.first { $0.id == target && $0.isMapped }
+        for view in stack where view.isMapped {
+            wlr_xdg_toplevel_set_activated(view.xdgSurface, view === targetView)
+        }
+        input.focusKeyboard(on: targetView?.surface)
+    }
+
+    /// The surface under a layout point, with surface-local coordinates.
+    func surface(atLayoutX lx: Double, y ly: Double) -> (surface: UnsafeMutablePointer<wlr_surface>, sx: Double, sy: Double)? {
+        var sx = 0.0, sy = 0.0
+        guard let node = wlr_scene_node_at(&scene.pointee.node, lx, ly, &sx, &sy),
+              node.pointee.type == WLR_SCENE_NODE_SURFACE,
+              let sceneSurface = wlr_scene_surface_from_node(node) else { return nil }
+        return (sceneSurface.pointee.surface, sx, sy)
+    }
+}

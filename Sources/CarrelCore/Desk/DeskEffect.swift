@@ -1,0 +1,67 @@
+/// Something the `Desk` decided the compositor must do. Every input returns
+/// a list of these; the compositor carries them out in order and reports
+/// back what it was asked to report (restrictions applied, prompt shown,
+/// passcode checked, app launched).
+public enum DeskEffect: Sendable, Hashable, CustomStringConvertible {
+    /// One of the Invigilator's effects, as `SessionEffect` documents it.
+    case session(SessionEffect)
+    /// Record in the audit log that Carrel begins `SessionID` itself for
+    /// `owner` (`--assessment`, Guided Access), before the Invigilator's effects.
+    case recordOwnBegin(SessionID, owner: ClientID, detail: String)
+    /// Hand the key to the focused client (`window` is the focus Core decided).
+    case deliverKey(window: WindowID?)
+    /// The key is Carrel's: no client sees it, press or release.
+    case consumeKey
+    /// Keyboard focus on this window (activated), or on none.
+    case focus(WindowID?)
+    /// A window just created: in the scene or not, before it can draw.
+    case setWindowShown(WindowID, Bool)
+    /// Make the untrusted layer, every window and every curtain match these rules.
+    case applyScreenRules(ScreenRules)
+    /// Draw Carrel's prompt (the passcode entry) with this text.
+    case showPrompt(String)
+    /// Take Carrel's prompt down.
+    case hidePrompt
+    /// Check this passcode against the policy's hash (slow, elsewhere), then
+    /// report with `Desk.passcodeChecked(matched:now:)`.
+    case checkPasscode(String)
+    /// Let the selection or drag through.
+    case acceptSelection(SelectionKind)
+    /// Refuse it (destroy the source or drag); `audit` is the detail of the
+    /// blocked attempt to record for the requester, nil when it was recorded
+    /// already when asked for.
+    case refuseSelection(SelectionKind, audit: String?)
+    /// Record a blocked attempt by `client` of this audit kind.
+    case recordBlocked(kind: String, client: ClientID, detail: String)
+    /// Launch the app again once `after` has passed (Single App Mode), then
+    /// report `appLaunched` or `appLaunchFailed`.
+    case relaunchApp(after: Duration)
+    /// End Carrel with this exit status.
+    case stop(status: Int32)
+    /// Switch to this virtual terminal (a real seat only).
+    case switchVirtualTerminal(Int)
+    /// A line for Carrel's log.
+    case log(SessionLogEntry)
+
+    public var description: String {
+        switch self {
+        case .session(let effect): return effect.description
+        case .recordOwnBegin(let id, let owner, let detail): return "record own begin of \(id) for \(owner): \(detail)"
+        case .deliverKey(let window): return "deliver key to \(window.map(\.description) ?? "no window")"
+        case .consumeKey: return "consume key"
+        case .focus(let window): return "focus \(window.map(\.description) ?? "none")"
+        case .setWindowShown(let id, let shown): return "\(shown ? "show" : "hide") \(id)"
+        case .applyScreenRules(let rules): return "apply screen rules \(rules)"
+        case .showPrompt(let text): return "show prompt \"\(text)\""
+        case .hidePrompt: return "hide prompt"
+        case .checkPasscode: return "check passcode"
+        case .acceptSelection(let kind): return "accept \(kind)"
+        case .refuseSelection(let kind, let audit): return "refuse \(kind)\(audit == nil ? "" : " (audited)")"
+        case .recordBlocked(let kind, let client, let detail): return "blocked \(kind) by \(client): \(detail)"
+        case .relaunchApp(let delay): return "relaunch the app after \(delay)"
+        case .stop(let status): return "stop with status \(status)"
+        case .switchVirtualTerminal(let vt): return "switch to VT \(vt)"
+        case .log(let entry): return "log \(entry)"
+        }
+    }
+}
