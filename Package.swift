@@ -78,9 +78,13 @@ let package = Package(
         // CarrelCore (the compositor side) and AssessmentKit (the client side) re-export it.
         .target(name: "CarrelWire"),
         .target(name: "CarrelCore", dependencies: ["CarrelWire"]),
+        // What Carrel's processes share with the system: Unix socket addresses,
+        // errno as text, bounded reads of files Carrel did not write. Glibc
+        // lives here so CarrelCore imports no C module.
+        .target(name: "CarrelSystem"),
         .target(
             name: "CarrelCompositor",
-            dependencies: ["CarrelCore", "CarrelShim", "CCairoLib", "CarrelMedia", "CarrelPasscode", "CarrelAudit",
+            dependencies: ["CarrelCore", "CarrelSystem", "CarrelShim", "CCairoLib", "CarrelMedia", "CarrelPasscode", "CarrelAudit",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: cSideSettings
         ),
@@ -106,7 +110,7 @@ let package = Package(
         .executableTarget(
             name: "carrel",
             dependencies: [
-                "CarrelCompositor", "CarrelCore", "CarrelPolicyFile", "CarrelPasscode",
+                "CarrelCompositor", "CarrelCore", "CarrelSystem", "CarrelPolicyFile", "CarrelPasscode",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -115,7 +119,7 @@ let package = Package(
         // The administrator's control tool: talks to carrel's control socket.
         .executableTarget(
             name: "carrelctl",
-            dependencies: ["CarrelCore", "CarrelPasscode", "CarrelAudit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["CarrelCore", "CarrelSystem", "CarrelPasscode", "CarrelAudit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // A small Wayland client for tests and benchmarks: paints a solid colour
         // or animates, and timestamps its milestones with CLOCK_MONOTONIC.
@@ -133,7 +137,7 @@ let package = Package(
                           swiftSettings: cSideSettings),
         // The tests' shared helpers (one seeded random generator).
         .target(name: "CarrelTestSupport", path: "Tests/CarrelTestSupport"),
-        .testTarget(name: "CarrelCoreTests", dependencies: ["CarrelCore", "CarrelTestSupport"]),
+        .testTarget(name: "CarrelCoreTests", dependencies: ["CarrelCore", "CarrelSystem", "CarrelTestSupport"]),
         .testTarget(name: "CarrelAuditTests", dependencies: ["CarrelAudit"]),
         .testTarget(name: "CarrelPolicyFileTests", dependencies: ["CarrelPolicyFile", "CarrelPasscode", "CarrelCore"]),
         // The client library for exam apps, the demo exam's pure logic, and the demo.

@@ -1,3 +1,4 @@
+import CarrelSystem
 import Glibc
 import Logging
 

@@ -1,6 +1,7 @@
 import CarrelAudit
 import CarrelCore
 import CarrelShim
+import CarrelSystem
 import Glibc
 import Logging
 

@@ -1,5 +1,6 @@
 import CarrelCore
 import CarrelShim
+import CarrelSystem
 import Glibc
 import Logging
 

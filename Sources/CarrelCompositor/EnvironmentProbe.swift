@@ -1,5 +1,6 @@
 import CarrelCore
 import CarrelShim
+import CarrelSystem
 import Glibc
 
 /// Reads what the session preconditions need from the machine;

@@ -1,4 +1,5 @@
 import CarrelShim
+import CarrelSystem
 import Glibc
 import Logging
 

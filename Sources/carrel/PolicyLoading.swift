@@ -1,6 +1,7 @@
 import CarrelCompositor
 import CarrelCore
 import CarrelPolicyFile
+import CarrelSystem
 import Glibc
 
 /// Reads the policy file for the commands that need one. The only place the

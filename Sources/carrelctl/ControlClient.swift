@@ -1,5 +1,6 @@
 import ArgumentParser
 import CarrelCore
+import CarrelSystem
 import Glibc
 
 /// One request to Carrel's control socket and its answer, printed for a
@@ -47,7 +48,7 @@ struct ControlClient {
         }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else {
-            throw fail(ControlFailure(.unavailable, "socket(): \(Self.errorText())"), status: ExitStatus.unavailable)
+            throw fail(ControlFailure(.unavailable, "socket(): \(SystemError.current)"), status: ExitStatus.unavailable)
         }
         defer { close(fd) }
         var timeout = timeval(tv_sec: Self.timeoutSeconds, tv_usec: 0)
@@ -56,7 +57,7 @@ struct ControlClient {
         let connected = address.withSockaddr { connect(fd, $0, $1) }
         if connected != 0 {
             let error = errno
-            let reason = Self.errorText()
+            let reason = SystemError.current
             if error == EACCES || error == EPERM {
                 throw fail(ControlFailure(.permissionDenied, "cannot connect to \(path): \(reason); run carrelctl as root or as a member of the control group the policy names"), status: ExitStatus.permissionDenied)
             }
@@ -84,7 +85,7 @@ struct ControlClient {
                     throw fail(ControlFailure(.unavailable, "Carrel did not answer within \(Self.timeoutSeconds) s"), status: ExitStatus.unavailable)
                 }
                 if answer.isEmpty {
-                    throw fail(ControlFailure(.unavailable, "reading Carrel's answer: \(Self.errorText())"), status: ExitStatus.unavailable)
+                    throw fail(ControlFailure(.unavailable, "reading Carrel's answer: \(SystemError.current)"), status: ExitStatus.unavailable)
                 }
                 break
             }
@@ -100,7 +101,6 @@ struct ControlClient {
         return String(decoding: answer[..<newline], as: UTF8.self)
     }
 
-    private static func errorText() -> String { String(cString: strerror(errno)) }
 }
 
 /// Human-readable reports.

@@ -1,3 +1,4 @@
+import CarrelSystem
 import Glibc
 
 /// Runs a helper program (nft) with text on its stdin and a time bound:

@@ -1,5 +1,6 @@
 import CarrelCore
 import CarrelMedia
+import CarrelSystem
 import Glibc
 
 /// A cgroup (v2) of Carrel's own under `/sys/fs/cgroup`, so the network

@@ -2,7 +2,7 @@ import Glibc
 
 /// A Unix socket address for a path: the one place that checks the path fits
 /// `sun_path` and fills it, for the app socket, the control socket and
-/// carrelctl. Pure (no system call).
+/// carrelctl. No system call: it only lays out bytes.
 public struct UnixSocketAddress {
     /// The longest path, in bytes (`sun_path` minus its terminating NUL).
     public static let maximumPathLength = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
