@@ -82,8 +82,9 @@ wait-ended 60
 
 
 def field_box(image):
-    """The answer field's inside: the bounding box of pure white, which only the field
-    paints (the question screen is cream, its buttons grey, Xvfb's root black)."""
+    """The answer field's inside: the bounding box of pure white, which on the question
+    screen only the field paints (the screen is cream, its buttons grey, Xvfb's root
+    black); None while it is not a field's size (other screens have white text)."""
     xs, ys = [], []
     white = b"\xff\xff\xff"
     for y, row in enumerate(image.rgb_rows()):
@@ -93,7 +94,10 @@ def field_box(image):
                 xs.append(at // 3)
                 ys.append(y)
             at = row.find(white, at + 3)
-    return (min(xs), min(ys), max(xs), max(ys)) if xs else None
+    if not xs:
+        return None
+    box = (min(xs), min(ys), max(xs), max(ys))
+    return box if box[2] - box[0] > 300 and box[3] - box[1] > 40 else None
 
 
 def ink_in(image, box) -> int:
