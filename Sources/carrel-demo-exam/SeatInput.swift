@@ -38,7 +38,6 @@ final class SeatInput {
     private static let namedKeysyms: [UInt32: String] = [
         0xff0d: "enter", 0xff8d: "enter", 0xff1b: "escape", 0xff08: "backspace", 0xffff: "delete",
         0xff51: "left", 0xff53: "right", 0xff50: "home", 0xff57: "end", 0xff09: "tab",
-        0xff96: "left", 0xff98: "right", 0xff95: "home", 0xff9c: "end", 0xff9f: "delete", // keypad, Num Lock off
     ]
 
     /// Keys by evdev code (linux/input-event-codes.h).
@@ -116,7 +115,11 @@ final class SeatInput {
             where xkb_state_mod_name_is_active(keyState, modifier, XKB_STATE_MODS_EFFECTIVE) > 0 { return }
         var buffer = [CChar](repeating: 0, count: 64)
         let length = xkb_state_key_get_utf8(keyState, code, &buffer, buffer.count)
-        guard length > 0, length < buffer.count else { return }
+        guard length > 0, length < buffer.count else {
+            // A key that types nothing here, e.g. keypad 1 with Num Lock off, still answers.
+            if let name = Self.keyNames[key] { onInput(.key(name)) }
+            return
+        }
         let text = String(cString: buffer)
         guard !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else { return }
         onInput(.key(text))
