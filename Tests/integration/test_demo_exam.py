@@ -84,7 +84,8 @@ wait-ended 60
 def field_box(image):
     """The answer field's inside: the bounding box of pure white, which on the question
     screen only the field paints (the screen is cream, its buttons grey, Xvfb's root
-    black); None while it is not a field's size (other screens have white text)."""
+    black); None unless it is a field: large and nearly all white (other screens have
+    white text on dark ground)."""
     xs, ys = [], []
     white = b"\xff\xff\xff"
     for y, row in enumerate(image.rgb_rows()):
@@ -97,7 +98,9 @@ def field_box(image):
     if not xs:
         return None
     box = (min(xs), min(ys), max(xs), max(ys))
-    return box if box[2] - box[0] > 300 and box[3] - box[1] > 40 else None
+    area = (box[2] - box[0] + 1) * (box[3] - box[1] + 1)
+    large = box[2] - box[0] > 300 and box[3] - box[1] > 40
+    return box if large and len(xs) > 0.8 * area else None
 
 
 def ink_in(image, box) -> int:
