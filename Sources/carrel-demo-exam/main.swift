@@ -103,9 +103,8 @@ func showFieldToInputMethod() {
         answerInput.show(nil)
         return
     }
-    answerInput.show(AnswerTextInput.FieldState(text: field.text, cursor: field.cursor,
-                                                contentType: TextInputContentType(for: flow.configuration),
-                                                cursorRectangle: renderer.caret.map { layout.windowRect($0) }))
+    answerInput.show(TextInputFieldState(field: field, contentType: TextInputContentType(for: flow.configuration),
+                                         cursorRectangle: renderer.caret.map { layout.windowRect($0) }))
 }
 
 flow.onChange = {
