@@ -171,7 +171,7 @@ public final class ExamFlow: AssessmentSessionDelegate {
             editCurrentField { $0.insert(text) }
         case .next:
             guard let (index, _) = currentQuestion else { return }
-            logTextAnswer(index)
+            leaveQuestion(index)
             if index + 1 < questions.count {
                 screen = .question(index + 1)
                 onChange()
@@ -180,7 +180,7 @@ public final class ExamFlow: AssessmentSessionDelegate {
             }
         case .previous:
             guard let (index, _) = currentQuestion, index > 0 else { return }
-            logTextAnswer(index)
+            leaveQuestion(index)
             screen = .question(index - 1)
             onChange()
         case .end:
@@ -189,7 +189,7 @@ public final class ExamFlow: AssessmentSessionDelegate {
             case .active, .interrupted:
                 // An interrupted exam keeps its paused screen until ended.
                 if case .question(let index) = screen {
-                    logTextAnswer(index)
+                    leaveQuestion(index)
                     screen = .unlocking
                 }
                 output(ExamLog.line("end"))
@@ -251,7 +251,7 @@ public final class ExamFlow: AssessmentSessionDelegate {
             let shown = currentQuestion?.index
             screen = .paused(error)
             onChange()
-            if let shown { logTextAnswer(shown) }
+            if let shown { leaveQuestion(shown) }
         }
         record(.interrupted(error))
         if endsSessionOnInterruption {
@@ -276,8 +276,11 @@ public final class ExamFlow: AssessmentSessionDelegate {
         record(.updateFailed(configuration, error))
     }
 
-    /// Logs the free-text answer of question `index` if it changed since last logged.
-    private func logTextAnswer(_ index: Int) {
+    /// Question `index` is no longer shown: an uncommitted composition in
+    /// its field goes (the input method is disabled with it), and its
+    /// free-text answer is logged if it changed since last logged.
+    private func leaveQuestion(_ index: Int) {
+        answerFields[index]?.setPreedit(nil)
         guard let text = answerFields[index]?.text, text != (loggedText[index] ?? "") else { return }
         loggedText[index] = text
         output(ExamLog.answerLine(question: index + 1, text: text))

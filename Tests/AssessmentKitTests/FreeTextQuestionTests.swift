@@ -59,8 +59,10 @@ struct FreeTextQuestionTests {
         flow.editCurrentField { $0.apply(TextInputUpdate(commit: "日本語")) }
         #expect(flow.currentField?.text == "日本語")
         #expect(flow.currentField?.preedit == nil)
+        flow.editCurrentField { $0.apply(TextInputUpdate(preedit: AnswerField.Preedit(text: "は", cursor: nil))) }
         flow.perform(.previous)
-        #expect(observer.lines.last == "carrel-demo-exam: answer 5: 日本語")
+        #expect(observer.lines.last == "carrel-demo-exam: answer 5: 日本語", "the preedit is not part of the answer")
+        #expect(flow.answerFields[4]?.preedit == nil, "an uncommitted composition goes with the question")
         flow.perform(.next)
         flow.perform(.previous)
         #expect(observer.lines.filter { $0.contains("answer 5:") }.count == 1, "logged again only when changed")
