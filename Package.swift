@@ -145,7 +145,8 @@ let package = Package(
         .target(name: "DemoExamLogic", dependencies: ["AssessmentKit"]),
         .executableTarget(
             name: "carrel-demo-exam",
-            dependencies: ["DemoExamLogic", "AssessmentKit", "CarrelClientShim", "WaylandClientSupport", "CCairoLib"],
+            dependencies: ["DemoExamLogic", "AssessmentKit", "CarrelClientShim", "WaylandClientSupport", "CCairoLib",
+                           "CXkbcommonLib"],
             swiftSettings: cSideSettings
         ),
         .testTarget(name: "AssessmentKitTests", dependencies: ["AssessmentKit", "DemoExamLogic", "CarrelTestSupport"]),

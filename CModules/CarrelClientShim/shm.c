@@ -26,7 +26,7 @@ const struct wl_interface *carrel_client_interface(const char *name) {
         &wl_compositor_interface, &wl_shm_interface, &wl_seat_interface,
         &wl_output_interface, &xdg_wm_base_interface,
         &wl_data_device_manager_interface, &wl_subcompositor_interface,
-        &carrel_assessment_manager_v1_interface,
+        &carrel_assessment_manager_v1_interface, &zwp_text_input_manager_v3_interface,
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         if (strcmp(known[i]->name, name) == 0) {

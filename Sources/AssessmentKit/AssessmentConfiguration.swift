@@ -8,6 +8,15 @@
 /// configuration.timeLimit = .seconds(90 * 60)
 /// ```
 ///
+/// The same in the terms of Apple's `AEAssessmentConfiguration` (see
+/// ``allowsSpellCheck`` and its neighbours; each reads and writes one feature):
+///
+/// ```swift
+/// var configuration = AssessmentConfiguration()
+/// configuration.allowsSpellCheck = true
+/// configuration.allowsAccessibilitySpeech = true
+/// ```
+///
 /// A value type: a session keeps a copy, and the compositor copies what it
 /// is sent, so changing a configuration later never changes a running session
 /// (use ``AssessmentSession/update(to:)`` for that).

@@ -28,7 +28,7 @@ public struct DemoExamOptions: Hashable, Sendable {
           --auto                  begin, answer all questions, end; exit 0 once
                                   ended, 1 when the session failed to begin
           --script FILE           run commands from FILE (- for stdin), e.g.
-                                  begin, wait-began, answer 2, end, wait-ended,
+                                  begin, wait-began, answer 2, write TEXT, end, wait-ended,
                                   wait-interrupt, update FEATURE..., sleep 0.5
           --hold SECONDS          with --auto: stay on the questions this long
           --time-limit SECONDS    ask for this session time limit
@@ -39,7 +39,10 @@ public struct DemoExamOptions: Hashable, Sendable {
           --participant ID        name a participant from the policy (repeatable)
           -h, --help              show this text
 
-        Keys: B begin, 1-4 answer, Enter next, P back, E end, Q quit.
+        Keys: B begin, 1-4 answer, Enter next, P back, E end, Q quit. The last
+        question is free text: keys type into its field (an input method too,
+        when Carrel offers text-input-v3 and the session allows input_method),
+        Enter hands in; its answer is printed as `carrel-demo-exam: answer 5: TEXT`.
         Run inside Carrel: carrel -- carrel-demo-exam --auto
         """
 

@@ -4,6 +4,8 @@ public enum ExamAction: Hashable, Sendable {
     case begin
     /// Pick a choice (0-based) for the question shown.
     case choose(Int)
+    /// Type text into the free-text question shown, as an input method's commit would.
+    case write(String)
     case next
     case previous
     /// Hand in and unlock (or, while locking, withdraw).
@@ -14,10 +16,17 @@ public enum ExamAction: Hashable, Sendable {
 
 /// Raw input as values: the window turns Wayland events into these.
 public enum ExamInput: Hashable, Sendable {
-    /// A key by name: "1"…"4", "enter", "b", "e", "n", "p", "q", "escape", "left", "right".
+    /// A key: one of ``editingKeys`` by name, or else the text the key types
+    /// ("b", "B", "3", "é"). On a free-text question text goes into the
+    /// field; elsewhere "1"…"4", "b", "e", "n", "p", "q" are shortcuts.
     case key(String)
     /// A primary-button click at window coordinates.
     case click(x: Double, y: Double)
+
+    /// Keys that are named, not typed.
+    public static let editingKeys: Set<String> = [
+        "enter", "return", "escape", "backspace", "delete", "left", "right", "home", "end", "tab",
+    ]
 }
 
 extension ExamAction {

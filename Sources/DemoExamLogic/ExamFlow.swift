@@ -13,7 +13,9 @@ import Glibc
 ///
 /// On interrupted the flow hides the exam before it does anything else
 /// (prints, saves, ends), so the next frame cannot show a question. Every
-/// lifecycle event is printed as one ``ExamLog`` line.
+/// lifecycle event is printed as one ``ExamLog`` line, and so is every
+/// answer: a choice when it is made, a free-text answer when its question
+/// is left (next, back, end, interruption) with new text.
 public final class ExamFlow: AssessmentSessionDelegate {
     public enum Screen: Hashable, Sendable {
         case start
@@ -34,8 +36,12 @@ public final class ExamFlow: AssessmentSessionDelegate {
     /// Used by the next begin; `update` changes the running session's.
     public var configuration: AssessmentConfiguration
     public let questions: [Question]
-    /// The recorded answer (choice index) per question.
+    /// The recorded answer (choice index) per question; nil for free-text questions.
     public private(set) var answers: [Int?]
+    /// The text field of each free-text question, by question index.
+    public private(set) var answerFields: [Int: AnswerField]
+    /// The free-text answers as last logged, by question index.
+    private var loggedText: [Int: String] = [:]
     public private(set) var screen: Screen = .start
     /// The current (or last) session.
     public private(set) var session: AssessmentSession?
@@ -59,6 +65,7 @@ public final class ExamFlow: AssessmentSessionDelegate {
         self.configuration = configuration
         self.questions = questions
         self.answers = Array(repeating: nil, count: questions.count)
+        self.answerFields = Self.emptyFields(for: questions)
         self.endsSessionOnInterruption = endsSessionOnInterruption
         self.output = output
     }
@@ -78,7 +85,27 @@ public final class ExamFlow: AssessmentSessionDelegate {
 
     /// Right answers so far.
     public var score: Int {
-        zip(questions, answers).filter { $0.1 == $0.0.correctChoice }.count
+        zip(questions, answers).filter { question, answer in
+            question.correctChoice != nil && answer == question.correctChoice
+        }.count
+    }
+
+    /// The questions a score counts: free text is read by a person, not scored.
+    public var scoredQuestionCount: Int { questions.filter { !$0.isFreeText }.count }
+
+    /// The text field of the question shown, when it is a free-text question.
+    public var currentField: AnswerField? {
+        currentQuestion.flatMap { answerFields[$0.index] }
+    }
+
+    /// Changes the field of the free-text question shown (typing, an input
+    /// method's update); nothing when no such question is shown.
+    public func editCurrentField(_ edit: (inout AnswerField) -> Void) {
+        guard let index = currentQuestion?.index, var field = answerFields[index] else { return }
+        edit(&field)
+        guard field != answerFields[index] else { return }
+        answerFields[index] = field
+        onChange()
     }
 
     /// The question shown, if any.
@@ -98,6 +125,8 @@ public final class ExamFlow: AssessmentSessionDelegate {
     public func handle(_ input: ExamInput, layout: ExamLayout) {
         let action: ExamAction?
         switch input {
+        case .key(let key) where currentField != nil:
+            action = fieldKey(key)
         case .key(let key):
             action = ExamAction(key: key, on: screen)
         case .click(let x, let y):
@@ -106,6 +135,24 @@ public final class ExamFlow: AssessmentSessionDelegate {
                                    selected: current.flatMap { answers[$0.index] })
         }
         if let action { perform(action) }
+    }
+
+    /// A key on a free-text question: text is typed, editing keys edit,
+    /// Enter goes on; the letter shortcuts of other screens are text here.
+    private func fieldKey(_ key: String) -> ExamAction? {
+        switch key.lowercased() {
+        case "enter", "return": return .next
+        case "backspace": editCurrentField { $0.deleteBackward() }
+        case "delete": editCurrentField { $0.deleteForward() }
+        case "left": editCurrentField { $0.moveLeft() }
+        case "right": editCurrentField { $0.moveRight() }
+        case "home": editCurrentField { $0.moveToStart() }
+        case "end": editCurrentField { $0.moveToEnd() }
+        case "escape": return .quit
+        case _ where ExamInput.editingKeys.contains(key.lowercased()): break
+        default: return .write(key)
+        }
+        return nil
     }
 
     public func perform(_ action: ExamAction) {
@@ -120,8 +167,11 @@ public final class ExamFlow: AssessmentSessionDelegate {
             answers[index] = choice
             output(ExamLog.line("answer \(index + 1) \(choice + 1)"))
             onChange()
+        case .write(let text):
+            editCurrentField { $0.insert(text) }
         case .next:
             guard let (index, _) = currentQuestion else { return }
+            leaveQuestion(index)
             if index + 1 < questions.count {
                 screen = .question(index + 1)
                 onChange()
@@ -130,6 +180,7 @@ public final class ExamFlow: AssessmentSessionDelegate {
             }
         case .previous:
             guard let (index, _) = currentQuestion, index > 0 else { return }
+            leaveQuestion(index)
             screen = .question(index - 1)
             onChange()
         case .end:
@@ -137,7 +188,10 @@ public final class ExamFlow: AssessmentSessionDelegate {
             switch session.state {
             case .active, .interrupted:
                 // An interrupted exam keeps its paused screen until ended.
-                if case .question = screen { screen = .unlocking }
+                if case .question(let index) = screen {
+                    leaveQuestion(index)
+                    screen = .unlocking
+                }
                 output(ExamLog.line("end"))
                 onChange()
                 session.end()
@@ -167,6 +221,8 @@ public final class ExamFlow: AssessmentSessionDelegate {
 
     private func begin() {
         answers = Array(repeating: nil, count: questions.count)
+        answerFields = Self.emptyFields(for: questions)
+        loggedText = [:]
         let session = AssessmentSession(configuration: configuration, manager: manager)
         session.delegate = self
         self.session = session
@@ -192,8 +248,10 @@ public final class ExamFlow: AssessmentSessionDelegate {
         // Hide the content before anything else: the redraw is requested here,
         // ahead of printing and of ending the session.
         if screen != .unlocking {
+            let shown = currentQuestion?.index
             screen = .paused(error)
             onChange()
+            if let shown { leaveQuestion(shown) }
         }
         record(.interrupted(error))
         if endsSessionOnInterruption {
@@ -203,9 +261,9 @@ public final class ExamFlow: AssessmentSessionDelegate {
     }
 
     public func assessmentSessionDidEnd(_ session: AssessmentSession) {
-        screen = .result(score: score, total: questions.count)
+        screen = .result(score: score, total: scoredQuestionCount)
         record(.ended)
-        output(ExamLog.line("score \(score)/\(questions.count)"))
+        output(ExamLog.line("score \(score)/\(scoredQuestionCount)"))
     }
 
     public func assessmentSessionDidUpdate(_ session: AssessmentSession) {
@@ -216,6 +274,20 @@ public final class ExamFlow: AssessmentSessionDelegate {
     public func assessmentSession(_ session: AssessmentSession, failedToUpdateTo configuration: AssessmentConfiguration,
                                   error: AssessmentError) {
         record(.updateFailed(configuration, error))
+    }
+
+    /// Question `index` is no longer shown: an uncommitted composition in
+    /// its field goes (the input method is disabled with it), and its
+    /// free-text answer is logged if it changed since last logged.
+    private func leaveQuestion(_ index: Int) {
+        answerFields[index]?.setPreedit(nil)
+        guard let text = answerFields[index]?.text, text != (loggedText[index] ?? "") else { return }
+        loggedText[index] = text
+        output(ExamLog.answerLine(question: index + 1, text: text))
+    }
+
+    private static func emptyFields(for questions: [Question]) -> [Int: AnswerField] {
+        Dictionary(uniqueKeysWithValues: questions.indices.filter { questions[$0].isFreeText }.map { ($0, AnswerField()) })
     }
 
     private func record(_ event: AssessmentEvent) {

@@ -48,6 +48,16 @@ public struct ExamLayout: Hashable, Sendable {
         ((windowWidth - Self.designWidth * scale) / 2, (windowHeight - Self.designHeight * scale) / 2)
     }
 
+    /// Where a free-text question's answer field is drawn, in design units.
+    public static let answerField = ExamRect(x: 140, y: 330, width: 1000, height: 90)
+
+    /// A design-space rectangle in window pixels (text-input-v3's cursor
+    /// rectangle is in surface coordinates).
+    public func windowRect(_ rect: ExamRect) -> ExamRect {
+        ExamRect(x: origin.x + rect.x * scale, y: origin.y + rect.y * scale,
+                 width: rect.width * scale, height: rect.height * scale)
+    }
+
     /// A window point in design units.
     public func designPoint(x: Double, y: Double) -> (x: Double, y: Double) {
         ((x - origin.x) / scale, (y - origin.y) / scale)

@@ -12,7 +12,10 @@ import AssessmentKit
 ///
 /// REASON is the protocol XML's name (`already_active`, `time_limit`, ...);
 /// MESSAGE is the rest of the line. Other lines (`begin`, `answer Q C`,
-/// `score S/T`, `note ...`) use other second words.
+/// `score S/T`, `note ...`) use other second words. A free-text answer is
+/// `answer Q: TEXT`, TEXT in UTF-8 to the end of the line:
+///
+///     carrel-demo-exam: answer 5: 日本語
 public enum ExamLog {
     public static let prefix = "carrel-demo-exam:"
 
@@ -28,6 +31,12 @@ public enum ExamLog {
     }
 
     public static func line(_ words: String) -> String { "\(prefix) \(words)" }
+
+    /// The line for free-text answer `text` to question `question` (1-based).
+    public static func answerLine(question: Int, text: String) -> String {
+        // The field holds one line already; this keeps the log's format whatever it is given.
+        line("answer \(question): " + String(text.map { $0.isNewline ? " " : $0 }))
+    }
 
     private static func reasonAndMessage(_ error: AssessmentError) -> String {
         // One event, one line: a message never breaks the format.

@@ -4,6 +4,8 @@ import AssessmentKit
 ///
 ///     begin                      begin a session (start or error screen)
 ///     answer N                   pick choice N (1-4) for the question shown, then go to the next
+///     write TEXT                 type TEXT (the rest of the line, UTF-8) into the free-text
+///                                question shown, then go to the next
 ///     next | previous            move between questions
 ///     end                        end the session (withdraw it while locking)
 ///     update [FEATURE ...]       update the session to allow exactly these features
@@ -23,6 +25,7 @@ import AssessmentKit
 public enum ExamScriptCommand: Hashable, Sendable {
     case begin
     case answer(Int)
+    case write(String)
     case next
     case previous
     case end
@@ -79,6 +82,13 @@ public enum ExamScriptCommand: Hashable, Sendable {
                 throw fail("answer takes one choice, 1 to 4")
             }
             return .answer(choice)
+        case "write":
+            // The text is the rest of the line as written, spaces and all (a `#` still starts a comment).
+            let text = code.drop(while: { $0 == " " || $0 == "\t" }).dropFirst(verb.count)
+                .drop(while: { $0 == " " || $0 == "\t" })
+            let trimmed = String(text.reversed().drop(while: { $0 == " " || $0 == "\t" || $0 == "\r" }).reversed())
+            guard !trimmed.isEmpty else { throw fail("write takes the text to type") }
+            return .write(trimmed)
         case "update":
             return .update(try arguments.map { name in
                 guard let feature = AssessmentFeature(protocolName: name) else {
@@ -114,11 +124,14 @@ public enum ExamScriptCommand: Hashable, Sendable {
         try text.split(separator: "\n", omittingEmptySubsequences: false).compactMap { try parse(String($0)) }
     }
 
-    /// `--auto`: begin, answer every question right, stay `hold` seconds on
-    /// the last question (less if interrupted), end, and wait for ended.
+    /// `--auto`: begin, answer every question right (free text with
+    /// ``Question/autoFreeTextAnswer``), stay `hold` seconds on the last
+    /// question (less if interrupted), end, and wait for ended.
     public static func auto(questions: [Question], hold: Double) -> [ExamScriptCommand] {
         [.begin, .wait(.began, timeout: defaultWaitTimeout)]
-            + questions.map { .answer($0.correctChoice + 1) }
+            + questions.map { question in
+                question.correctChoice.map { .answer($0 + 1) } ?? .write(Question.autoFreeTextAnswer)
+            }
             + (hold > 0 ? [.hold(hold)] : [])
             + [.end, .wait(.ended, timeout: defaultWaitTimeout)]
     }

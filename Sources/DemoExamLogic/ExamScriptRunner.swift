@@ -97,6 +97,10 @@ public final class ExamScriptRunner {
                 let shown = flow.currentQuestion
                 flow.perform(.choose(choice - 1))
                 if let shown, shown.index + 1 < flow.questions.count { flow.perform(.next) }
+            case .write(let text):
+                let shown = flow.currentQuestion
+                flow.perform(.write(text))
+                if let shown, shown.index + 1 < flow.questions.count { flow.perform(.next) }
             case .next: flow.perform(.next)
             case .previous: flow.perform(.previous)
             case .end: flow.perform(.end)

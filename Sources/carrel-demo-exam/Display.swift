@@ -13,6 +13,8 @@ final class Display: WaylandConnection {
     private(set) var wmBase: OpaquePointer?
     private(set) var seat: OpaquePointer?
     private(set) var seatVersion: UInt32 = 0
+    /// text-input-v3, for the free-text question's input method; nil when not offered.
+    private(set) var textInputManager: OpaquePointer?
 
     /// Connects to $WAYLAND_DISPLAY and binds what a window needs.
     init() throws {
@@ -38,6 +40,7 @@ final class Display: WaylandConnection {
             seat = proxy
             seatVersion = version
         }
+        textInputManager = bind("zwp_text_input_manager_v3", maxVersion: 1)?.proxy
         let missing = [("wl_compositor", compositor), ("wl_shm", shm), ("xdg_wm_base", wmBase)]
             .filter { $0.1 == nil }.map(\.0)
         guard missing.isEmpty else {

@@ -91,8 +91,31 @@ var layout = ExamLayout(windowWidth: Double(window.size.width), windowHeight: Do
 let renderer = ExamRenderer()
 var runner: ExamScriptRunner?
 
-flow.onChange = { window.setNeedsDisplay() }
-window.paint = { cairo, width, height in renderer.paint(flow, into: cairo, width: width, height: height) }
+let answerInput = display.textInputManager.flatMap { manager in
+    display.seat.map { AnswerTextInput(manager: manager, seat: $0) }
+}
+answerInput?.onUpdate = { update in flow.editCurrentField { $0.apply(update) } }
+
+/// Tells the input method about the answer field shown, or that none is.
+func showFieldToInputMethod() {
+    guard let answerInput else { return }
+    guard flow.isContentVisible, let field = flow.currentField else {
+        answerInput.show(nil)
+        return
+    }
+    answerInput.show(TextInputFieldState(field: field, contentType: TextInputContentType(for: flow.configuration),
+                                         cursorRectangle: renderer.caret.map { layout.windowRect($0) }))
+}
+
+flow.onChange = {
+    window.setNeedsDisplay()
+    showFieldToInputMethod()
+}
+window.paint = { cairo, width, height in
+    renderer.paint(flow, into: cairo, width: width, height: height)
+    // The caret moved with what was drawn.
+    showFieldToInputMethod()
+}
 window.onResize = { width, height in
     layout = ExamLayout(windowWidth: width, windowHeight: height)
     runner?.layout = layout

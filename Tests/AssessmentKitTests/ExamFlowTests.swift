@@ -48,7 +48,9 @@ struct ExamFlowTests {
         flow.perform(.next)
         flow.perform(.next)          // skipped
         flow.perform(.choose(0))     // right
-        #expect(flow.answers == [1, 0, nil, 0])
+        #expect(flow.answers == [1, 0, nil, 0, nil])
+        flow.perform(.next)          // to the free-text question, left empty
+        #expect(flow.screen == .question(4))
         flow.perform(.next)          // past the last question: hand in
         #expect(flow.screen == .unlocking)
         #expect(lockdown.requests.last == .end)

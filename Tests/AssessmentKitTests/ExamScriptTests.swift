@@ -39,6 +39,7 @@ struct ExamScriptTests {
         #expect(flow.screen == .result(score: 4, total: 4))
         #expect(observer.eventLines == ["carrel-demo-exam: event began", "carrel-demo-exam: event ended"])
         #expect(observer.lines.last == "carrel-demo-exam: score 4/4")
+        #expect(observer.lines.contains("carrel-demo-exam: answer 5: 試験 exam"), "--auto writes the free-text answer")
         #expect(lockdown.requests == [.begin(AssessmentConfiguration()), .end])
         #expect(!lockdown.isLocked)
     }
@@ -66,7 +67,8 @@ struct ExamScriptTests {
         var lastWait = 0.0
         let status = runToEnd(runner, lockdown) { now in
             lastWait = now
-            if !interrupted, flow.isContentVisible, flow.answers.allSatisfy({ $0 != nil }) {
+            let everyChoiceMade = zip(flow.questions, flow.answers).allSatisfy { $0.0.isFreeText || $0.1 != nil }
+            if !interrupted, flow.isContentVisible, everyChoiceMade {
                 interrupted = lockdown.interrupt(.timeLimit, message: "time is up")
             }
         }
@@ -132,7 +134,7 @@ struct ExamScriptTests {
     }
 
     @Test("bad script lines are refused with the line quoted", arguments: [
-        "answer 5", "answer", "sleep -1", "hold", "update telepathy", "dance", "begin now", "wait-ended soon",
+        "answer 5", "answer", "write", "write  # nothing", "sleep -1", "hold", "update telepathy", "dance", "begin now", "wait-ended soon",
     ])
     func badLines(line: String) {
         #expect(throws: ExamScriptCommand.ParseError.self) { try ExamScriptCommand.parse(line) }

@@ -1,9 +1,11 @@
 """The demo exam, an AssessmentKit app, against the real binary: the Swift
-client library's happy path, an interruption, and a second app refused."""
+client library's happy path, an interruption, a second app refused, and the
+free-text question typed with real key presses under Xvfb."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -65,3 +67,102 @@ def test_second_demo_exam_is_refused_while_the_first_is_locked(carrel, demo):
     assert "event failed already_active" in second.read_text(), second.read_text()
     lines = first.read_text()
     assert "event began" in lines and "event ended" in lines, lines
+
+
+# The free-text question (the fifth) under Xvfb, typed with real key presses.
+FREE_TEXT_SCRIPT = """\
+begin
+wait-began
+answer 2
+answer 3
+answer 4
+answer 1
+wait-ended 60
+"""
+
+
+def field_box(image):
+    """The answer field's inside: the bounding box of pure white, which on the question
+    screen only the field paints (the screen is cream, its buttons grey, Xvfb's root
+    black); None unless it is a field: large and nearly all white (other screens have
+    white text on dark ground)."""
+    xs, ys = [], []
+    white = b"\xff\xff\xff"
+    for y, row in enumerate(image.rgb_rows()):
+        at = row.find(white)
+        while at != -1:
+            if at % 3 == 0:
+                xs.append(at // 3)
+                ys.append(y)
+            at = row.find(white, at + 3)
+    if not xs:
+        return None
+    box = (min(xs), min(ys), max(xs), max(ys))
+    area = (box[2] - box[0] + 1) * (box[3] - box[1] + 1)
+    large = box[2] - box[0] > 300 and box[3] - box[1] > 40
+    return box if large and len(xs) > 0.8 * area else None
+
+
+def ink_in(image, box) -> int:
+    """Dark pixels (text, caret) inside box."""
+    x0, y0, x1, y1 = box
+    count = 0
+    for y, row in enumerate(image.rgb_rows()):
+        if y0 <= y <= y1:
+            for x in range(x0, x1 + 1):
+                if max(row[3 * x:3 * x + 3]) < 100:
+                    count += 1
+    return count
+
+
+def test_free_text_question_takes_typed_keys_renders_and_logs_them(carrel, demo, procs, logdir, logs,
+                                                                     tmp_path, artifacts_dir):
+    """Real key presses (XTEST, through xdotool) into carrel's window on Xvfb, no input method:
+    letters that are shortcuts elsewhere (e, x, a, m) and Backspace edit the field, the text
+    shows in the X server's own screenshot, and Enter hands in with the answer in the log."""
+    from test_visual import save, screenshot, start_xvfb
+    from test_enforcement import x_windows
+
+    h.require_tool("xdotool")
+    display = start_xvfb(procs, logdir, logs)
+    script = tmp_path / "free-text.script"
+    script.write_text(FREE_TEXT_SCRIPT)
+    c = carrel.start(app=[str(demo), "--script", str(script)], backend="x11",
+                     env={"DISPLAY": display}, wait_ready=False)
+    out = lambda: c.stdout_path.read_text(errors="replace")  # noqa: E731
+    assert h.wait_until(lambda: "carrel-demo-exam: answer 4 1" in out(), 30), \
+        f"the script did not reach the free-text question\n{c.evidence()}"
+    assert h.wait_until(lambda: x_windows(display), 10), "carrel has no X window"
+
+    def field_shown():
+        shot[0] = screenshot(display)
+        return field_box(shot[0]) is not None
+
+    shot = [None]
+    assert h.wait_until(field_shown, 15, interval=0.25), \
+        f"no answer field on screen: {save(shot[0], artifacts_dir, 'demo-free-text-missing')}\n{c.evidence()}"
+    box = field_box(shot[0])
+    empty_ink = ink_in(shot[0], box)
+
+    env = h.clean_env({"DISPLAY": display})
+    subprocess.run(["xdotool", "windowfocus", "--sync", x_windows(display)[0]], env=env, check=True, timeout=10)
+    keys = ["h", "e", "l", "l", "o", "space", "e", "x", "a", "m", "s", "BackSpace"]
+    subprocess.run(["xdotool", "key", "--delay", "40", *keys], env=env, check=True, timeout=20)
+
+    def text_drawn():
+        shot[0] = screenshot(display)
+        return ink_in(shot[0], box) > empty_ink + 800
+
+    typed = h.wait_until(text_drawn, 15, interval=0.25)
+    png = save(shot[0], artifacts_dir, "demo-free-text-typed")
+    assert typed, (f"the field {box} did not fill with text: {ink_in(shot[0], box)} dark pixels, "
+                   f"{empty_ink} when empty; screenshot {png}\n{c.evidence()}")
+    assert "answer 5:" not in out(), "the answer is logged when the question is left, not before"
+
+    subprocess.run(["xdotool", "key", "Return"], env=env, check=True, timeout=10)
+    status = c.wait_exit()
+    assert status == 0, f"carrel exited {status}\n{c.evidence()}"
+    lines = out().splitlines()
+    assert "carrel-demo-exam: answer 5: hello exam" in lines, f"{lines}\n{c.evidence()}"
+    assert events(c) == ["began", "ended"], f"events {events(c)}\n{c.evidence()}"
+    assert "carrel-demo-exam: score 4/4" in lines, c.evidence()

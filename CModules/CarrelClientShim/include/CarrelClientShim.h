@@ -8,6 +8,9 @@
 #include <wayland-client.h>
 #include "xdg-shell-client-protocol.h"
 #include "carrel-assessment-v1-client-protocol.h"
+#include "text-input-unstable-v3-client-protocol.h"
+// The demo exam reads typed text through the keymap the compositor sends.
+#include <xkbcommon/xkbcommon.h>
 
 /// Creates an anonymous shared-memory file of `size` bytes for wl_shm; -1 on error.
 int carrel_client_shm_create(size_t size);
