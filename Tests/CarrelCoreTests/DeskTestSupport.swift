@@ -68,6 +68,10 @@ struct DeskDouble {
     /// The owner of the window each delivered key went to (nil: no window).
     private(set) var deliveredTo: [WindowOwner?] = []
     private(set) var consumedKeys = 0
+    /// The windows keys went to the input method's grab for.
+    private(set) var composedFor: [WindowID] = []
+    private(set) var compositionsCancelled = 0
+    private(set) var inputMethodRelaunches: [Duration] = []
     private(set) var stoppedWith: Int32?
     private(set) var relaunchPending = false
     private(set) var relaunches = 0
@@ -116,6 +120,14 @@ struct DeskDouble {
             deliveredTo.append(window.flatMap { windowOwners[$0] })
         case .consumeKey:
             consumedKeys += 1
+        case .deliverKeyToInputMethod(let window):
+            composedFor.append(window)
+        case .relayComposition:
+            break
+        case .cancelComposition:
+            compositionsCancelled += 1
+        case .relaunchInputMethod(let delay):
+            inputMethodRelaunches.append(delay)
         case .focus(let window):
             focused = window
         case .setWindowShown(let id, let isShown):

@@ -1,0 +1,134 @@
+import CarrelCore
+import Glibc
+import Logging
+
+/// The policy's input method (fcitx5) as Carrel runs it: a configuration of
+/// its own under the runtime directory (the profile offering the policy's
+/// engines, the first active from the start), launched on the input-method
+/// socket with no X display and no D-Bus frontends, watched by its pid.
+///
+/// fcitx5 5.0 runs headless on Wayland with only these addons: `wayland`
+/// and `waylandim` (input-method-v2, keyboard grab, virtual keyboard),
+/// `classicui` (the candidate popup through input-popup-surface-v2),
+/// `keyboard`, and the engines; nothing needs a D-Bus session bus.
+final class InputMethodProcess {
+    let pid: pid_t
+    private var exited = false
+
+    private init(pid: pid_t) { self.pid = pid }
+
+    /// The addons fcitx5 loads: its Wayland frontend, its popup, plain keys,
+    /// and the engines' own addons (pinyin needs its helper and punctuation).
+    static func addons(for engines: [String]) -> [String] {
+        var addons = ["wayland", "waylandim", "classicui", "keyboard"]
+        for engine in engines {
+            switch engine {
+            case "pinyin", "shuangpin": addons += ["pinyin", "pinyinhelper", "punctuation"]
+            default: addons.append(engine)
+            }
+        }
+        var seen = Set<String>()
+        return addons.filter { seen.insert($0).inserted }
+    }
+
+    /// Writes fcitx5's profile and global configuration under `home`
+    /// (XDG_CONFIG_HOME is `home/.config`).
+    static func prepareConfiguration(home: String, engines: [String]) throws {
+        let fcitx = "\(home)/.config/fcitx5"
+        for directory in [home, "\(home)/.config", fcitx, "\(fcitx)/conf"] {
+            guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
+                throw CompositorError.launch("input method: cannot create \(directory): \(SystemError.current)")
+            }
+        }
+        var profile = "[Groups/0]\nName=Default\nDefault Layout=us\nDefaultIM=\(engines.first ?? "keyboard-us")\n\n"
+        for (index, name) in (["keyboard-us"] + engines).enumerated() {
+            profile += "[Groups/0/Items/\(index)]\nName=\(name)\nLayout=\n\n"
+        }
+        profile += "[GroupOrder]\n0=Default\n"
+        // Active from the start, one state for every window; Ctrl+Space
+        // toggles plain keys, Ctrl+Shift+Space steps through the engines.
+        let config = """
+            [Hotkey]
+            EnumerateWithTriggerKeys=True
+            EnumerateSkipFirst=True
+
+            [Hotkey/TriggerKeys]
+            0=Control+space
+
+            [Hotkey/EnumerateForwardKeys]
+            0=Control+Shift+space
+
+            [Behavior]
+            ActiveByDefault=True
+            ShareInputState=All
+            ShowInputMethodInformation=False
+
+            """
+        try write(profile, to: "\(fcitx)/profile")
+        try write(config, to: "\(fcitx)/config")
+    }
+
+    private static func write(_ text: String, to path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CompositorError.launch("input method: cannot write \(path): \(SystemError.current)") }
+        defer { close(fd) }
+        let bytes = Array(text.utf8)
+        guard bytes.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
+            throw CompositorError.launch("input method: cannot write \(path): \(SystemError.current)")
+        }
+    }
+
+    /// Launches `policy.command` with Carrel's addon list, on `socket`, its
+    /// configuration and HOME (mozc keeps its settings there) under `home`.
+    static func launch(_ policy: InputMethodPolicy, socket: String, home: String, logger: Logger) throws -> InputMethodProcess {
+        try prepareConfiguration(home: home, engines: policy.engines)
+        var environment: [String: String] = [:]
+        for (key, value) in ProcessEnvironment.current() { environment[key] = value }
+        environment["WAYLAND_DISPLAY"] = socket
+        environment["HOME"] = home
+        environment["XDG_CONFIG_HOME"] = "\(home)/.config"
+        environment["XDG_DATA_HOME"] = "\(home)/.local/share"
+        // No X display (fcitx5 would serve X clients and draw there) and no
+        // session bus (nothing may reach the engine but Carrel's socket).
+        for key in ["WAYLAND_SOCKET", "DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "NOTIFY_SOCKET"] {
+            environment.removeValue(forKey: key)
+        }
+        let command = policy.command + ["--disable=all", "--enable=\(addons(for: policy.engines).joined(separator: ","))"]
+        let argv = command.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let result = withCleanSpawnAttributes { posix_spawnp(&pid, command[0], nil, &$0, argv, envp) }
+        guard result == 0 else {
+            throw CompositorError.launch("input method \(command[0]): \(SystemError.describe(result)); check [input_method] command names an installed fcitx5")
+        }
+        logger.notice("launched input method \(command[0]) as pid \(pid) with engines \(policy.engines.joined(separator: ", "))")
+        return InputMethodProcess(pid: pid)
+    }
+
+    /// Reaps the process if it has ended; nil while it runs.
+    func reap() -> AppExit? {
+        guard !exited else { return nil }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+        exited = true
+        return AppExit(waitStatus: status)
+    }
+
+    /// Ends it (SIGTERM, then SIGKILL after a short grace).
+    func terminate() {
+        guard !exited else { return }
+        kill(pid, SIGTERM)
+        for _ in 0..<100 {
+            if reap() != nil { return }
+            usleep(10_000)
+        }
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        exited = true
+    }
+}
