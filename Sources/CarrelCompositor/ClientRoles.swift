@@ -4,7 +4,7 @@ import Glibc
 import Logging
 
 /// Gives every connection its role from the socket it came through (the
-/// launched app's private socket, the input method's, or the public one) and answers libwayland's global filter from the Core role table.
+/// launched app's private socket, the input method's socket pair, or the public one) and answers libwayland's global filter from the Core role table.
 ///
 /// The public socket is libwayland's own (`wl_display_add_socket_auto`); any
 /// client Carrel did not accept itself is therefore *untrusted* — the default
@@ -30,7 +30,6 @@ final class ClientRoles {
     private var listenFDs: [Int32] = []
     private var acceptSources: [EventLoopFDSource] = []
     private(set) var appSocketPath: String?
-    private(set) var inputMethodSocketPath: String?
     /// Whether a session holds restrictions (capture is hidden then).
     var sessionActive: () -> Bool = { false }
     /// A client is disconnecting (its role is still known): the audit log
@@ -86,10 +85,6 @@ final class ClientRoles {
         }
     }
 
-    /// The directory of the private sockets (0700), for the input method's
-    /// configuration; nil before `openAppSocket`.
-    var privateDirectory: String? { appSocketDirectory }
-
     /// The pid of the live client `matches` picks (the process that
     /// connected, as SO_PEERCRED said); nil if none matches or it is unknown.
     func process(where matches: (OpaquePointer) -> Bool) -> pid_t? {
@@ -130,15 +125,22 @@ final class ClientRoles {
         return path
     }
 
-    /// Opens the input method's socket next to the app's (call after
-    /// `openAppSocket`); every client accepted on it has the input-method role.
-    func openInputMethodSocket() throws -> String {
-        guard let directory = appSocketDirectory else {
-            throw CompositorError.socket("the input-method socket needs the app socket's directory; open the app socket first")
+    /// A connection for the input method Carrel is about to launch: one end
+    /// of a socket pair is a client with the input-method role, the other
+    /// (close-on-exec) is returned for the engine's WAYLAND_SOCKET. No path
+    /// exists that anyone else could connect through.
+    func connectInputMethod() throws -> Int32 {
+        var fds: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+            throw CompositorError.socket("input method: socketpair(): \(SystemError.current)")
         }
-        let path = try openRoleSocket("\(directory)/input-method", role: .inputMethod)
-        inputMethodSocketPath = path
-        return path
+        guard let client = wl_client_create(display, fds[0]) else {
+            Glibc.close(fds[0])
+            Glibc.close(fds[1])
+            throw CompositorError.socket("input method: could not create a client for its connection")
+        }
+        assign(.inputMethod, to: client)
+        return fds[1]
     }
 
     /// A listening socket at `path` whose clients get `role` at accept.
@@ -206,10 +208,9 @@ final class ClientRoles {
         acceptSources.removeAll()
         for fd in listenFDs { Glibc.close(fd) }
         listenFDs.removeAll()
-        for path in [appSocketPath, inputMethodSocketPath].compactMap({ $0 }) { unlink(path) }
+        if let path = appSocketPath { unlink(path) }
         if let directory = appSocketDirectory { rmdir(directory) }
         appSocketPath = nil
-        inputMethodSocketPath = nil
         appSocketDirectory = nil
     }
 }

@@ -73,9 +73,10 @@ public final class Server {
     var textInput: TextInputRelay?
     var inputMethodProcess: InputMethodProcess?
     var inputMethodTimer: EventLoopTimer?
-    var inputMethodSocket: String?
-    /// The engine's private HOME and configuration under the runtime directory.
-    var inputMethodHome: String?
+    /// The engine's private HOME.
+    var inputMethodDirectory: String?
+    /// Who the engine runs as when Carrel runs as root.
+    var inputMethodUser: InputMethodProcess.User?
     private(set) public var publicSocketName: String = ""
 
     public init(options: CompositorOptions, logger: Logger) throws {

@@ -3,9 +3,9 @@ import Glibc
 import Logging
 
 /// The policy's input method (fcitx5) as Carrel runs it: a configuration of
-/// its own under the runtime directory (the profile offering the policy's
-/// engines, the first active from the start), launched on the input-method
-/// socket with no X display and no D-Bus frontends, watched by its pid.
+/// its own in a private HOME (the profile offering the policy's engines, the
+/// first active from the start), connected through its own socket pair
+/// (WAYLAND_SOCKET), with no X display and no D-Bus frontends, watched by its pid.
 ///
 /// fcitx5 5.0 runs headless on Wayland with only these addons: `wayland`
 /// and `waylandim` (input-method-v2, keyboard grab, virtual keyboard),
@@ -16,6 +16,23 @@ final class InputMethodProcess {
     private var exited = false
 
     private init(pid: pid_t) { self.pid = pid }
+
+    /// An unprivileged account the engine runs as.
+    struct User {
+        let uid: uid_t
+        let gid: gid_t
+    }
+
+    /// `nobody` when Carrel runs as root (mozc's server exits at once as
+    /// root, and an engine that reads every key needs no privilege); nil
+    /// otherwise: the engine runs as Carrel's user.
+    static func unprivilegedUser() -> User? {
+        guard geteuid() == 0, let entry = getpwnam("nobody") else { return nil }
+        return User(uid: entry.pointee.pw_uid, gid: entry.pointee.pw_gid)
+    }
+
+    /// setpriv (util-linux) drops to `user` before running the engine.
+    static let setpriv = "/usr/bin/setpriv"
 
     /// The addons fcitx5 loads: its Wayland frontend, its popup, plain keys,
     /// and the engines' own addons (pinyin needs its helper and punctuation).
@@ -33,11 +50,17 @@ final class InputMethodProcess {
 
     /// Writes fcitx5's profile and global configuration under `home`
     /// (XDG_CONFIG_HOME is `home/.config`).
-    static func prepareConfiguration(home: String, engines: [String]) throws {
+    static func prepareConfiguration(home: String, engines: [String], user: User?) throws {
         let fcitx = "\(home)/.config/fcitx5"
-        for directory in [home, "\(home)/.config", fcitx, "\(fcitx)/conf"] {
+        let directories = [home, "\(home)/.config", "\(home)/.config/mozc", "\(home)/.local", "\(home)/.local/share", fcitx, "\(fcitx)/conf"]
+        for directory in directories {
             guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
                 throw CompositorError.launch("input method: cannot create \(directory): \(SystemError.current)")
+            }
+        }
+        defer {
+            if let user {
+                for path in directories + ["\(fcitx)/profile", "\(fcitx)/config"] { _ = chown(path, user.uid, user.gid) }
             }
         }
         var profile = "[Groups/0]\nName=Default\nDefault Layout=us\nDefaultIM=\(engines.first ?? "keyboard-us")\n\n"
@@ -80,32 +103,48 @@ final class InputMethodProcess {
 
     /// Launches `policy.command` with Carrel's addon list, on `socket`, its
     /// configuration and HOME (mozc keeps its settings there) under `home`.
-    static func launch(_ policy: InputMethodPolicy, socket: String, home: String, logger: Logger) throws -> InputMethodProcess {
-        try prepareConfiguration(home: home, engines: policy.engines)
+    static func launch(_ policy: InputMethodPolicy, socket: Int32, home: String, user: User?, logger: Logger) throws -> InputMethodProcess {
+        try prepareConfiguration(home: home, engines: policy.engines, user: user)
         var environment: [String: String] = [:]
         for (key, value) in ProcessEnvironment.current() { environment[key] = value }
-        environment["WAYLAND_DISPLAY"] = socket
+        // Its one connection: the socket pair's end, kept open across exec.
+        environment["WAYLAND_SOCKET"] = String(socket)
+        environment.removeValue(forKey: "WAYLAND_DISPLAY")
         environment["HOME"] = home
         environment["XDG_CONFIG_HOME"] = "\(home)/.config"
         environment["XDG_DATA_HOME"] = "\(home)/.local/share"
         // No X display (fcitx5 would serve X clients and draw there) and no
         // session bus (nothing may reach the engine but Carrel's socket).
-        for key in ["WAYLAND_SOCKET", "DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "NOTIFY_SOCKET"] {
+        for key in ["DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "NOTIFY_SOCKET"] {
             environment.removeValue(forKey: key)
         }
-        let command = policy.command + ["--disable=all", "--enable=\(addons(for: policy.engines).joined(separator: ","))"]
+        let drop = user.map { [setpriv, "--reuid=\($0.uid)", "--regid=\($0.gid)", "--clear-groups", "--"] } ?? []
+        let command = drop + policy.command + ["--disable=all", "--enable=\(addons(for: policy.engines).joined(separator: ","))"]
         let argv = command.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             argv.forEach { free($0) }
             envp.forEach { free($0) }
         }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        // dup2 onto itself clears close-on-exec in the child only.
+        posix_spawn_file_actions_adddup2(&actions, socket, socket)
         var pid: pid_t = 0
-        let result = withCleanSpawnAttributes { posix_spawnp(&pid, command[0], nil, &$0, argv, envp) }
+        let result = withCleanSpawnAttributes { attributes -> Int32 in
+            // A process group of its own: mozc's server, which the engine
+            // starts, ends with it.
+            var flags: Int16 = 0
+            posix_spawnattr_getflags(&attributes, &flags)
+            posix_spawnattr_setflags(&attributes, flags | Int16(POSIX_SPAWN_SETPGROUP))
+            posix_spawnattr_setpgroup(&attributes, 0)
+            return posix_spawnp(&pid, command[0], &actions, &attributes, argv, envp)
+        }
         guard result == 0 else {
             throw CompositorError.launch("input method \(command[0]): \(SystemError.describe(result)); check [input_method] command names an installed fcitx5")
         }
-        logger.notice("launched input method \(command[0]) as pid \(pid) with engines \(policy.engines.joined(separator: ", "))")
+        logger.notice("launched input method \(policy.command[0]) as pid \(pid)\(user.map { " (uid \($0.uid))" } ?? "") with engines \(policy.engines.joined(separator: ", "))")
         return InputMethodProcess(pid: pid)
     }
 
@@ -118,15 +157,16 @@ final class InputMethodProcess {
         return AppExit(waitStatus: status)
     }
 
-    /// Ends it (SIGTERM, then SIGKILL after a short grace).
+    /// Ends it and what it started (its process group: SIGTERM, then
+    /// SIGKILL after a second).
     func terminate() {
-        guard !exited else { return }
-        kill(pid, SIGTERM)
-        for _ in 0..<100 {
-            if reap() != nil { return }
+        kill(-pid, SIGTERM)
+        for _ in 0..<100 where !exited {
+            if reap() != nil { break }
             usleep(10_000)
         }
-        kill(pid, SIGKILL)
+        kill(-pid, SIGKILL)
+        guard !exited else { return }
         var status: Int32 = 0
         waitpid(pid, &status, 0)
         exited = true

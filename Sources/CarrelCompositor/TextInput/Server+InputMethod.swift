@@ -13,22 +13,35 @@ extension Server {
         textInput = TextInputRelay(server: self, seat: input.seat, above: appLayer, logger: logger)
     }
 
-    /// Opens the input method's socket and launches the engine (from `run`).
+    /// Prepares the engine's private HOME and launches it (from `run`).
+    ///
+    /// HOME (its configuration, and mozc's) is a directory of its own under
+    /// the runtime directory. When Carrel runs as root the engine runs as
+    /// `nobody` (mozc's server exits at once as root), who cannot enter the
+    /// runtime directory: HOME is then a fresh `mkdtemp` directory under
+    /// /tmp, owned by that user, mode 0700.
     func startInputMethod(runtimeDirectory: String) throws {
         guard desk.policy.inputMethod != nil else { return }
-        inputMethodSocket = try roles.openInputMethodSocket()
-        let home = "\(runtimeDirectory)/carrel-\(getpid())-input-method"
-        removeTree(home)
-        guard mkdir(home, 0o700) == 0 else {
-            throw CompositorError.launch("input method: cannot create \(home): \(SystemError.current)")
+        let user = InputMethodProcess.unprivilegedUser()
+        var template = Array((user == nil ? "\(runtimeDirectory)/carrel-input-method-XXXXXX" : "/tmp/carrel-input-method-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw CompositorError.launch("input method: cannot create its home directory: \(SystemError.current)")
         }
-        inputMethodHome = home
+        let home = String(cString: made)
+        inputMethodDirectory = home
+        if let user, chown(home, user.uid, user.gid) != 0 {
+            throw CompositorError.launch("input method: cannot give \(home) to uid \(user.uid): \(SystemError.current)")
+        }
+        inputMethodUser = user
         try launchInputMethod()
     }
 
     private func launchInputMethod() throws {
-        guard let policy = desk.policy.inputMethod, let socket = inputMethodSocket, let home = inputMethodHome else { return }
-        inputMethodProcess = try InputMethodProcess.launch(policy, socket: socket, home: home, logger: logger)
+        guard let policy = desk.policy.inputMethod, let home = inputMethodDirectory else { return }
+        let socket = try roles.connectInputMethod()
+        defer { close(socket) }
+        inputMethodProcess = try InputMethodProcess.launch(policy, socket: socket, home: home,
+                                                           user: inputMethodUser, logger: logger)
         decide { $0.inputMethodLaunched(now: AssessmentService.now()) }
     }
 
@@ -60,8 +73,8 @@ extension Server {
         inputMethodTimer = nil
         inputMethodProcess?.terminate()
         inputMethodProcess = nil
-        if let home = inputMethodHome { removeTree(home) }
-        inputMethodHome = nil
+        if let directory = inputMethodDirectory { removeTree(directory) }
+        inputMethodDirectory = nil
     }
 
     /// Removes a directory Carrel made, with everything in it (the engine's

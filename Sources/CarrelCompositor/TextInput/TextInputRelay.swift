@@ -45,6 +45,7 @@ final class TextInputRelay {
         listeners.on(&textInputs.pointee.events.text_input) { [unowned self] data in
             let endpoint = TextInputEndpoint(data!.assumingMemoryBound(to: wlr_text_input_v3.self), relay: self)
             endpoints.append(endpoint)
+            self.logger.debug("input method: a text input was created")
             if let surface = compositionSurface, wl_resource_get_client(surface.pointee.resource) == endpoint.client {
                 endpoint.focus(surface)
             }
@@ -65,6 +66,7 @@ final class TextInputRelay {
     func focusChanged() {
         let target = server.decide { $0.compositionTarget }
         let surface = server.mappedSurface(of: target)
+        logger.debug("input method: focus changed; composing for \(target.map(\.description) ?? "no window")")
         if surface != compositionSurface {
             deactivate()
             compositionSurface = surface
@@ -92,6 +94,7 @@ final class TextInputRelay {
     // MARK: - Text inputs
 
     func enabled(_ endpoint: TextInputEndpoint) {
+        logger.debug("input method: a text input was enabled (\(endpoint.focusedSurface == compositionSurface ? "on" : "not on") the window that may compose)")
         guard endpoint.focusedSurface != nil, endpoint.focusedSurface == compositionSurface else { return }
         if active !== endpoint { deactivate() }
         activate(endpoint)
@@ -115,6 +118,7 @@ final class TextInputRelay {
 
     private func activate(_ endpoint: TextInputEndpoint) {
         active = endpoint
+        logger.debug("input method: activating the engine for the focused text input (engine \(engine == nil ? "absent" : "present"))")
         guard let engine else { return }
         wlr_input_method_v2_send_activate(engine)
         sendState(of: endpoint, to: engine)
@@ -213,6 +217,7 @@ final class TextInputRelay {
             return
         }
         grab = newGrab
+        logger.debug("input method: the engine grabbed the keyboard")
         if let keyboard = server.input.physicalKeyboard {
             wlr_input_method_keyboard_grab_v2_set_keyboard(newGrab, keyboard)
         }
