@@ -154,6 +154,8 @@ final class InputMethodProcess {
         var status: Int32 = 0
         guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
         exited = true
+        // What it started (mozc's server) goes with it; its relaunch starts afresh.
+        kill(-pid, SIGKILL)
         return AppExit(waitStatus: status)
     }
 

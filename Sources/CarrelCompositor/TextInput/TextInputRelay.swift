@@ -217,7 +217,7 @@ final class TextInputRelay {
             return
         }
         grab = newGrab
-        logger.debug("input method: the engine grabbed the keyboard")
+        logger.info("input method: the engine grabbed the keyboard")
         if let keyboard = server.input.physicalKeyboard {
             wlr_input_method_keyboard_grab_v2_set_keyboard(newGrab, keyboard)
         }

@@ -1,0 +1,147 @@
+"""Japanese, Korean and Chinese through the policy's input method: fcitx5 with
+mozc, hangul and pinyin, launched by carrel on its own connection, composing
+for foot (text-input-v3) nested in Xvfb, keys pressed with xdotool as a
+person would. The app writes what it receives to a file: the UTF-8 there is
+what was committed."""
+
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+import carrel_harness as h
+from test_visual import start_xvfb, screenshot, save
+
+pytestmark = pytest.mark.skipif(
+    not all(os.path.exists(p) for p in ("/usr/bin/fcitx5", "/usr/bin/foot", "/usr/bin/xdotool")),
+    reason="needs fcitx5, foot and xdotool (meson-helpers/packages.sh installs them)")
+
+
+def stderr(c) -> str:
+    return c.stderr_path.read_text(errors="replace")
+
+
+def write_policy(tmp_path, engines):
+    policy = tmp_path / "policy.toml"
+    names = ", ".join(f'"{e}"' for e in engines)
+    policy.write_text(f'[input_method]\ncommand = ["/usr/bin/fcitx5"]\nengines = [{names}]\n\n'
+                      f'[control]\nsocket = "{tmp_path}/control.sock"\n')
+    return policy
+
+
+def start(carrel, procs, logdir, logs, tmp_path, engines=("mozc",), allow=("input_method",)):
+    """Xvfb, then carrel with a session begun on foot's behalf allowing
+    `allow`; foot's shell copies what it receives to a file. Returns
+    (carrel, display, file)."""
+    display = start_xvfb(procs, logdir, logs)
+    policy = write_policy(tmp_path, engines)
+    config = tmp_path / "exam.toml"
+    config.write_text("allow = [%s]\n" % ", ".join(f'"{a}"' for a in allow))
+    typed = tmp_path / "typed.txt"
+    c = carrel.start(app=["foot", "sh", "-c", 'exec cat > "$0"', str(typed)],
+                     args=["--policy", str(policy), f"--assessment={config}"], backend="x11",
+                     env={"DISPLAY": display, "LANG": "C.UTF-8"})
+    line = re.compile(r"session began \(on behalf of foot\)$", re.M)
+    assert h.wait_until(lambda: line.search(stderr(c)), 15), f"no session began\n{c.evidence()}"
+    assert h.wait_until(typed.exists, 10), f"foot's shell never ran\n{c.evidence()}"
+    return c, display, typed
+
+
+def engine_ready(c, count=1, timeout=15.0):
+    """The engine bound the input method and grabbed the keyboard `count` times."""
+    assert h.wait_until(lambda: stderr(c).count("input method: the engine grabbed the keyboard") >= count, timeout), \
+        f"the input method never grabbed the keyboard\n{c.evidence()}"
+
+
+def xdo(display, *args):
+    subprocess.run(["xdotool", *args], env=h.clean_env({"DISPLAY": display}), check=True,
+                   timeout=15, stdin=subprocess.DEVNULL, capture_output=True)
+
+
+def type_keys(display, text=None, keys=()):
+    # The pointer over carrel's X window: without a window manager, X gives
+    # the keyboard to the window under the pointer.
+    xdo(display, "mousemove", "400", "300")
+    if text:
+        xdo(display, "type", "--delay", "60", text)
+    for key in keys:
+        time.sleep(0.4)
+        xdo(display, "key", key)
+
+
+def content(path) -> str:
+    return path.read_bytes().decode("utf-8", errors="replace")
+
+
+def wait_content(path, predicate, timeout=8.0):
+    h.wait_until(lambda: predicate(content(path)), timeout)
+    return content(path)
+
+
+def engine_pid(c) -> int:
+    found = re.findall(r"launched input method \S+ as pid (\d+)", stderr(c))
+    assert found, f"carrel never launched the input method\n{c.evidence()}"
+    return int(found[-1])
+
+
+def test_mozc_commits_japanese_when_allowed(carrel, procs, logdir, logs, tmp_path, artifacts_dir):
+    c, display, typed = start(carrel, procs, logdir, logs, tmp_path)
+    engine_ready(c)
+    type_keys(display, "nihongo", ["space"])
+    time.sleep(0.5)
+    save(screenshot(display), artifacts_dir, "input-method-mozc-converting")
+    type_keys(display, None, ["Return", "Return"])
+    text = wait_content(typed, lambda t: t.endswith("\n"))
+    assert text == "日本語\n", f"foot received {text!r}, not 日本語 and a newline\n{c.evidence()}"
+    assert c.alive(), c.evidence()
+
+
+def test_denied_input_method_keys_arrive_plain(carrel, procs, logdir, logs, tmp_path, artifacts_dir):
+    c, display, typed = start(carrel, procs, logdir, logs, tmp_path, allow=())
+    # The engine runs (the policy names it) but composes for nobody.
+    assert h.wait_until(lambda: "input method: the engine bound the input method" in stderr(c), 15), c.evidence()
+    before = stderr(c).count("activating the engine")
+    type_keys(display, "nihongo", ["space"])
+    time.sleep(0.5)
+    shot = screenshot(display)
+    save(shot, artifacts_dir, "input-method-denied")
+    type_keys(display, None, ["Return"])
+    text = wait_content(typed, lambda t: t.endswith("\n"))
+    assert text == "nihongo \n", f"foot received {text!r}, not the plain keys\n{c.evidence()}"
+    assert stderr(c).count("activating the engine") == before, \
+        f"the engine was activated for a window that may not compose\n{c.evidence()}"
+    assert "input method: the engine grabbed the keyboard" not in stderr(c) or "composing for no window" in stderr(c)
+
+
+@pytest.mark.parametrize("engine, keys, expected", [
+    ("hangul", "gksrnrdj", "한국어"),
+    ("pinyin", "zhongwen", "中文"),
+])
+def test_korean_and_chinese(carrel, procs, logdir, logs, tmp_path, engine, keys, expected):
+    c, display, typed = start(carrel, procs, logdir, logs, tmp_path, engines=(engine,))
+    engine_ready(c)
+    type_keys(display, keys, ["space", "Return"])
+    text = wait_content(typed, lambda t: t.endswith("\n"))
+    assert text.startswith(expected), f"foot received {text!r}, not {expected}\n{c.evidence()}"
+    assert c.alive(), c.evidence()
+
+
+def test_engine_killed_mid_composition(carrel, procs, logdir, logs, tmp_path):
+    c, display, typed = start(carrel, procs, logdir, logs, tmp_path)
+    engine_ready(c)
+    first = engine_pid(c)
+    type_keys(display, "nihon")
+    time.sleep(0.5)
+    os.kill(first, signal.SIGKILL)
+    # Relaunched; the session goes on; nothing of the composition was committed.
+    assert h.wait_until(lambda: engine_pid(c) != first, 10), f"the engine was not relaunched\n{c.evidence()}"
+    engine_ready(c, count=2)
+    assert "session interrupted" not in stderr(c) and "session ended" not in stderr(c), c.evidence()
+    assert content(typed) == "", f"the dead engine's composition reached the app: {content(typed)!r}"
+    type_keys(display, "nihongo", ["space", "Return", "Return"])
+    text = wait_content(typed, lambda t: t.endswith("\n"))
+    assert text == "日本語\n", f"after the relaunch foot received {text!r}\n{c.evidence()}"
+    assert c.alive(), c.evidence()
