@@ -157,3 +157,24 @@ struct GlobalAccessTests {
         #expect(table.visibleInterfaces(for: role).isEmpty)
     }
 }
+
+@Suite("Global access as the policy shapes it: the input method")
+struct InputMethodGlobalAccessTests {
+    @Test("Without an input method in the policy nobody sees text input or the input method's globals", arguments: Role.allCases)
+    func noInputMethodNoGlobals(role: Role) {
+        let table = GlobalAccess.standard.applying(Policy.builtIn)
+        for name in ["zwp_text_input_manager_v3", "zwp_input_method_manager_v2", "zwp_virtual_keyboard_manager_v1"] {
+            #expect(table.decision(interface: name, role: role) == .hidden(.notForRole))
+        }
+    }
+
+    @Test("With one, text input is the app's and participants', the input method's globals its role's", arguments: Role.allCases)
+    func withInputMethod(role: Role) {
+        var policy = Policy.builtIn
+        policy.inputMethod = InputMethodPolicy(command: ["/usr/bin/fcitx5"])
+        let table = GlobalAccess.standard.applying(policy)
+        #expect(table.decision(interface: "zwp_text_input_manager_v3", role: role).isVisible == (role == .app || role == .participant))
+        #expect(table.decision(interface: "zwp_input_method_manager_v2", role: role).isVisible == (role == .inputMethod))
+        #expect(table.decision(interface: "zwp_virtual_keyboard_manager_v1", role: role).isVisible == (role == .inputMethod))
+    }
+}

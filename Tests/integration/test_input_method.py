@@ -145,3 +145,28 @@ def test_engine_killed_mid_composition(carrel, procs, logdir, logs, tmp_path):
     text = wait_content(typed, lambda t: t.endswith("\n"))
     assert text == "日本語\n", f"after the relaunch foot received {text!r}\n{c.evidence()}"
     assert c.alive(), c.evidence()
+
+
+def test_untrusted_client_cannot_bind_text_input_or_input_method(carrel, tmp_path):
+    """With an input method running, the public socket's clients see none of
+    its globals, and binding their names by guesswork ends the connection."""
+    from test_probe import PROBE_TIMEOUT, ProbeRun, probe_bin
+    h.require_tool("wayland-info")
+    c = carrel.start(app=None, args=["--policy", str(write_policy(tmp_path, ["mozc"]))])
+    assert h.wait_until(lambda: "input method: the engine bound the input method" in stderr(c), 15), c.evidence()
+    info = c.client(["wayland-info"])
+    assert info.wait_exit() == 0, info.stderr()[-3000:]
+    seen = h.wayland_info_interfaces(info.stdout())
+    hidden = {"zwp_text_input_manager_v3", "zwp_input_method_manager_v2", "zwp_virtual_keyboard_manager_v1"}
+    assert "wl_compositor" in seen, info.stdout()[-3000:]
+    assert not seen & hidden, f"an untrusted client saw {sorted(seen & hidden)}"
+    client = c.client([str(probe_bin()), "--attack", "bind_privileged", "--attack", "bind_hidden",
+                       "--timeout", "1.5"], name="probe")
+    run = ProbeRun(client, client.wait_exit(PROBE_TIMEOUT))
+    assert run.verdict("bind_privileged") == "blocked", run.evidence()
+    assert run.verdict("bind_hidden") == "blocked", run.evidence()
+    detail = run.verdicts["bind_hidden"]["detail"]
+    for name in hidden:
+        assert f"{name} exists but is hidden" in detail, \
+            f"the probe did not find and try {name} (it exists while the engine runs):\n{run.evidence()}"
+    assert c.alive(), c.evidence()

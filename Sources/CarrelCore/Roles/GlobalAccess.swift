@@ -85,10 +85,16 @@ public struct GlobalAccess: Sendable, Equatable {
     }
 
     /// The table as an administrator's policy shapes it: capture per its
-    /// `[capture]`, the assessment global to the roles its session entitles.
+    /// `[capture]`, the assessment global to the roles its session entitles,
+    /// text input and the input method's globals only when it names an
+    /// input method (Carrel creates them only then).
     public func applying(_ policy: Policy) -> GlobalAccess {
         var roles = applying(policy.capture).rolesByClass
         roles[.assessment] = policy.session.entitledRoles
+        if policy.inputMethod == nil {
+            roles[.textInput] = []
+            roles[.inputMethod] = []
+        }
         return GlobalAccess(classes: classes, rolesByClass: roles)
     }
 
