@@ -170,3 +170,100 @@ def test_untrusted_client_cannot_bind_text_input_or_input_method(carrel, tmp_pat
         assert f"{name} exists but is hidden" in detail, \
             f"the probe did not find and try {name} (it exists while the engine runs):\n{run.evidence()}"
     assert c.alive(), c.evidence()
+
+
+@pytest.fixture
+def hostile_dir():
+    """A directory the hostile engine can read and write: carrel runs its
+    input method as `nobody` when it runs as root, and pytest's own
+    temporary directories are private to root."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+    d = Path(tempfile.mkdtemp(prefix="carrel-hostile-im-"))
+    os.chmod(d, 0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def generate_input_method_bindings(outdir):
+    """pywayland's scanner on wayland.xml, text-input-v3 and the input-method-v2 XML under protocols/."""
+    import sys
+    package = outdir / "carrel_im"
+    package.mkdir(parents=True)
+    xmls = ["/usr/share/wayland/wayland.xml",
+            "/usr/share/wayland-protocols/unstable/text-input/text-input-unstable-v3.xml",
+            str(h.REPO / "protocols" / "input-method-unstable-v2.xml")]
+    r = subprocess.run([sys.executable, "-m", "pywayland.scanner", "-o", str(package), "-i", *xmls],
+                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, f"pywayland.scanner failed: {r.stderr}"
+    (package / "__init__.py").write_text("")
+    return outdir
+
+
+def test_hostile_input_method_reaches_nothing_when_denied(carrel, procs, logdir, logs, tmp_path, hostile_dir):
+    """The policy's input method is hostile: it binds twice, grabs twice,
+    asks for a popup with no text input and commits oversized, malformed text
+    without end. In a session that denies the input method none of it reaches
+    the app; plain keys do; a second input method object is told it is
+    unavailable; carrel keeps running."""
+    import sys
+    generated = generate_input_method_bindings(hostile_dir / "gen")
+    report = hostile_dir / "hostile-report"
+    report.write_text("")
+    os.chmod(report, 0o666)
+    display = start_xvfb(procs, logdir, logs)
+    policy = tmp_path / "policy.toml"
+    script = h.REPO / "Tests" / "integration" / "hostile_input_method.py"
+    policy.write_text(f'[input_method]\ncommand = ["{sys.executable}", "{script}", "{generated}", "{report}"]\n\n'
+                      f'[control]\nsocket = "{tmp_path}/control.sock"\n')
+    config = tmp_path / "exam.toml"
+    config.write_text("allow = []\n")
+    typed = tmp_path / "typed.txt"
+    c = carrel.start(app=["foot", "sh", "-c", 'exec cat > "$0"', str(typed)],
+                     args=["--policy", str(policy), f"--assessment={config}"], backend="x11",
+                     env={"DISPLAY": display, "LANG": "C.UTF-8"})
+    assert h.wait_until(lambda: "session began (on behalf of foot)" in stderr(c), 15), c.evidence()
+    assert h.wait_until(lambda: report.read_text().count("committed") >= 3, 15), \
+        f"the hostile input method never got going: {report.read_text()!r}\n{c.evidence()}"
+    lines = report.read_text().split()
+    assert "second-unavailable" in lines, f"the second input method was not told unavailable: {lines}"
+    assert "first-unavailable" not in lines and "activate" not in lines, \
+        f"the hostile engine was activated for a window that may not compose: {lines}"
+    type_keys(display, "abc", ["Return"])
+    text = wait_content(typed, lambda t: t.endswith("\n"))
+    assert text == "abc\n", f"foot received {text[:200]!r}: not exactly the plain keys\n{c.evidence()}"
+    assert c.alive(), c.evidence()
+
+
+def test_hostile_input_method_is_bounded_when_allowed(carrel, procs, logdir, logs, tmp_path, hostile_dir):
+    """The same hostile engine in a session that allows the input method: its
+    commits reach the app (it is the policy's engine), each cut to at most
+    4000 bytes, malformed preedit cursors and deletions are clamped, and
+    carrel keeps running."""
+    import sys
+    generated = generate_input_method_bindings(hostile_dir / "gen")
+    report = hostile_dir / "hostile-report"
+    report.write_text("")
+    os.chmod(report, 0o666)
+    display = start_xvfb(procs, logdir, logs)
+    policy = tmp_path / "policy.toml"
+    script = h.REPO / "Tests" / "integration" / "hostile_input_method.py"
+    policy.write_text(f'[input_method]\ncommand = ["{sys.executable}", "{script}", "{generated}", "{report}"]\n\n'
+                      f'[control]\nsocket = "{tmp_path}/control.sock"\n')
+    config = tmp_path / "exam.toml"
+    config.write_text('allow = ["input_method"]\n')
+    typed = tmp_path / "typed.txt"
+    c = carrel.start(app=["foot", "sh", "-c", 'exec cat > "$0"', str(typed)],
+                     args=["--policy", str(policy), f"--assessment={config}"], backend="x11",
+                     env={"DISPLAY": display, "LANG": "C.UTF-8"})
+    assert h.wait_until(lambda: "session began (on behalf of foot)" in stderr(c), 15), c.evidence()
+    assert h.wait_until(lambda: "activate" in report.read_text().split(), 15), \
+        f"the engine was never activated: {report.read_text()!r}\n{c.evidence()}"
+    assert h.wait_until(lambda: report.read_text().count("committed") >= 5, 15), c.evidence()
+    # Each commit ends with a newline, so the app's `cat` writes it at once.
+    text = wait_content(typed, lambda t: "HOSTILE" in t and t.endswith("\n"))
+    assert "HOSTILE" in text, f"the allowed engine's commits never arrived: {text[:200]!r}\n{c.evidence()}"
+    for piece in text.split("HOSTILE")[1:]:
+        assert len(("HOSTILE" + piece).encode()) <= 4000 + 1, "a commit longer than 4000 bytes was relayed"
+    assert c.alive(), c.evidence()
