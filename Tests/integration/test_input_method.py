@@ -81,6 +81,17 @@ def wait_content(path, predicate, timeout=8.0):
     return content(path)
 
 
+def light_pixels(image, box=(40, 18, 300, 200)) -> int:
+    """Light pixels below the first text line, where the candidate popup
+    opens under the text cursor; foot's own background there is dark."""
+    x0, y0, x1, y1 = box
+    return sum(1 for y in range(y0, y1, 2) for x in range(x0, x1, 2)
+               if sum(image.pixel(x, y)) > 3 * 180)
+
+
+POPUP_MINIMUM = 500  # of the 130x91 points sampled: a popup of a few lines is thousands
+
+
 def engine_pid(c) -> int:
     found = re.findall(r"launched input method \S+ as pid (\d+)", stderr(c))
     assert found, f"carrel never launched the input method\n{c.evidence()}"
@@ -91,8 +102,15 @@ def test_mozc_commits_japanese_when_allowed(carrel, procs, logdir, logs, tmp_pat
     c, display, typed = start(carrel, procs, logdir, logs, tmp_path)
     engine_ready(c)
     type_keys(display, "nihongo", ["space"])
-    time.sleep(0.5)
-    save(screenshot(display), artifacts_dir, "input-method-mozc-converting")
+    last = [None]
+
+    def popup_shown():
+        last[0] = screenshot(display)
+        return light_pixels(last[0]) >= POPUP_MINIMUM
+
+    shown = h.wait_until(popup_shown, 8, interval=0.25)
+    png = save(last[0], artifacts_dir, "input-method-mozc-converting")
+    assert shown, f"no candidate popup under the text cursor ({light_pixels(last[0])} light points); screenshot {png}"
     type_keys(display, None, ["Return", "Return"])
     text = wait_content(typed, lambda t: t.endswith("\n"))
     assert text == "日本語\n", f"foot received {text!r}, not 日本語 and a newline\n{c.evidence()}"
@@ -105,9 +123,11 @@ def test_denied_input_method_keys_arrive_plain(carrel, procs, logdir, logs, tmp_
     assert h.wait_until(lambda: "input method: the engine bound the input method" in stderr(c), 15), c.evidence()
     before = stderr(c).count("activating the engine")
     type_keys(display, "nihongo", ["space"])
-    time.sleep(0.5)
+    time.sleep(1.0)
     shot = screenshot(display)
-    save(shot, artifacts_dir, "input-method-denied")
+    png = save(shot, artifacts_dir, "input-method-denied")
+    assert light_pixels(shot) < POPUP_MINIMUM // 10, \
+        f"something light under the text line with the input method denied ({light_pixels(shot)} points): {png}"
     type_keys(display, None, ["Return"])
     text = wait_content(typed, lambda t: t.endswith("\n"))
     assert text == "nihongo \n", f"foot received {text!r}, not the plain keys\n{c.evidence()}"
