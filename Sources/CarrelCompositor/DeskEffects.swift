@@ -38,6 +38,8 @@ extension Server {
             textInput?.cancelComposition()
         case .relaunchInputMethod(let delay):
             relaunchInputMethod(after: delay)
+        case .restartInputMethod:
+            restartInputMethod()
         case .focus(let target):
             focus(target)
         case .setWindowShown(let id, let shown):

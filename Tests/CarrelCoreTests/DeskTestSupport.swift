@@ -72,6 +72,7 @@ struct DeskDouble {
     private(set) var composedFor: [WindowID] = []
     private(set) var compositionsCancelled = 0
     private(set) var inputMethodRelaunches: [Duration] = []
+    private(set) var inputMethodRestarts = 0
     private(set) var stoppedWith: Int32?
     private(set) var relaunchPending = false
     private(set) var relaunches = 0
@@ -128,6 +129,12 @@ struct DeskDouble {
             compositionsCancelled += 1
         case .relaunchInputMethod(let delay):
             inputMethodRelaunches.append(delay)
+        case .restartInputMethod:
+            // As Server does: the engine ends and starts at once with the setting that holds now.
+            inputMethodRestarts += 1
+            let now = self.now
+            let prediction = desk.enginePredictionAllowed
+            desk.inputMethodLaunched(now: now, prediction: prediction)
         case .focus(let window):
             focused = window
         case .setWindowShown(let id, let isShown):

@@ -195,7 +195,7 @@ struct InputMethodDeskTests {
     func engineDies() {
         var double = desk(session: [.inputMethod])
         withEngine(&double)
-        double.desk.inputMethodLaunched(now: double.now)
+        double.desk.inputMethodLaunched(now: double.now, prediction: true)
         let before = double.compositionsCancelled
         let effects = double.run { $0.inputMethodDisconnected(Self.engine) }
         #expect(effects.contains(.cancelComposition))
@@ -212,12 +212,54 @@ struct InputMethodDeskTests {
         #expect(unrelated.isEmpty)
     }
 
+    @Test("prediction: on outside sessions, in a session only when predictive_text is allowed")
+    func predictionFollowsTheSession() {
+        #expect(desk().desk.enginePredictionAllowed)
+        #expect(desk(session: [.inputMethod]).desk.enginePredictionAllowed == false)
+        #expect(desk(session: [.inputMethod, .predictiveText]).desk.enginePredictionAllowed)
+    }
+
+    @Test("a session that denies prediction restarts an engine running with it, once; its end restarts it again")
+    func predictionRestarts() {
+        var policy = Policy.builtIn
+        policy.inputMethod = InputMethodPolicy(command: ["/usr/bin/fcitx5"])
+        var double = DeskDouble(Desk.Setup(policy: policy))
+        double.desk.inputMethodLaunched(now: double.now, prediction: true)
+        double.window(1, Owners.app)
+        let id = double.desk.allocateSessionID()
+        let now = double.now
+        double.run { $0.begin(id, client: Owners.app.client, role: .app, surface: .mappedToplevel,
+                              configuration: AssessmentConfiguration(allowedFeatures: [.inputMethod]), now: now) }
+        #expect(double.events[id] == [.began])
+        #expect(double.inputMethodRestarts == 1)
+        #expect(double.desk.inputMethod.launchedWithPrediction == false)
+        double.run { $0.end(id) }
+        #expect(double.inputMethodRestarts == 2)
+        #expect(double.desk.inputMethod.launchedWithPrediction == true)
+    }
+
+    @Test("a session that allows prediction, or an engine not running, restarts nothing", arguments: [true, false])
+    func noNeedlessRestart(running: Bool) {
+        var policy = Policy.builtIn
+        policy.inputMethod = InputMethodPolicy(command: ["/usr/bin/fcitx5"])
+        var double = DeskDouble(Desk.Setup(policy: policy))
+        if running { double.desk.inputMethodLaunched(now: double.now, prediction: true) }
+        double.window(1, Owners.app)
+        let id = double.desk.allocateSessionID()
+        let now = double.now
+        let features: Set<AssessmentFeature> = running ? [.inputMethod, .predictiveText] : [.inputMethod]
+        double.run { $0.begin(id, client: Owners.app.client, role: .app, surface: .mappedToplevel,
+                              configuration: AssessmentConfiguration(allowedFeatures: features), now: now) }
+        #expect(double.events[id] == [.began])
+        #expect(double.inputMethodRestarts == 0)
+    }
+
     @Test("quick deaths double the back-off and give up after ten in a row")
     func relaunchBackoff() {
         var double = desk()
         var now = double.now
         for _ in 0..<11 {
-            double.desk.inputMethodLaunched(now: now)
+            double.desk.inputMethodLaunched(now: now, prediction: true)
             now = now.advanced(by: .milliseconds(10))
             double.run { $0.inputMethodExited("status 1", now: now) }
         }

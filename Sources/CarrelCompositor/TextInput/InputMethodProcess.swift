@@ -50,7 +50,7 @@ final class InputMethodProcess {
 
     /// Writes fcitx5's profile and global configuration under `home`
     /// (XDG_CONFIG_HOME is `home/.config`).
-    static func prepareConfiguration(home: String, engines: [String], user: User?) throws {
+    static func prepareConfiguration(home: String, engines: [String], prediction: Bool, user: User?) throws {
         let fcitx = "\(home)/.config/fcitx5"
         let directories = [home, "\(home)/.config", "\(home)/.config/mozc", "\(home)/.local", "\(home)/.local/share", fcitx, "\(fcitx)/conf"]
         for directory in directories {
@@ -60,7 +60,9 @@ final class InputMethodProcess {
         }
         defer {
             if let user {
-                for path in directories + ["\(fcitx)/profile", "\(fcitx)/config"] { _ = chown(path, user.uid, user.gid) }
+                for path in directories + ["\(fcitx)/profile", "\(fcitx)/config", "\(fcitx)/conf/pinyin.conf"] {
+                    _ = chown(path, user.uid, user.gid)
+                }
             }
         }
         var profile = "[Groups/0]\nName=Default\nDefault Layout=us\nDefaultIM=\(engines.first ?? "keyboard-us")\n\n"
@@ -89,6 +91,9 @@ final class InputMethodProcess {
             """
         try write(profile, to: "\(fcitx)/profile")
         try write(config, to: "\(fcitx)/config")
+        // Pinyin's own prediction (words after each commit), as the session
+        // allows predictive_text; fcitx5 reads it at start.
+        try write("Prediction=\(prediction ? "True" : "False")\n", to: "\(fcitx)/conf/pinyin.conf")
     }
 
     private static func write(_ text: String, to path: String) throws {
@@ -103,8 +108,9 @@ final class InputMethodProcess {
 
     /// Launches `policy.command` with Carrel's addon list, on `socket`, its
     /// configuration and HOME (mozc keeps its settings there) under `home`.
-    static func launch(_ policy: InputMethodPolicy, socket: Int32, home: String, user: User?, logger: Logger) throws -> InputMethodProcess {
-        try prepareConfiguration(home: home, engines: policy.engines, user: user)
+    static func launch(_ policy: InputMethodPolicy, socket: Int32, home: String, prediction: Bool, user: User?,
+                       logger: Logger) throws -> InputMethodProcess {
+        try prepareConfiguration(home: home, engines: policy.engines, prediction: prediction, user: user)
         var environment: [String: String] = [:]
         for (key, value) in ProcessEnvironment.current() { environment[key] = value }
         // Its one connection: the socket pair's end, kept open across exec.
@@ -144,7 +150,7 @@ final class InputMethodProcess {
         guard result == 0 else {
             throw CompositorError.launch("input method \(command[0]): \(SystemError.describe(result)); check [input_method] command names an installed fcitx5")
         }
-        logger.notice("launched input method \(policy.command[0]) as pid \(pid)\(user.map { " (uid \($0.uid))" } ?? "") with engines \(policy.engines.joined(separator: ", "))")
+        logger.notice("launched input method \(policy.command[0]) as pid \(pid)\(user.map { " (uid \($0.uid))" } ?? "") with engines \(policy.engines.joined(separator: ", ")), prediction \(prediction ? "on" : "off")")
         return InputMethodProcess(pid: pid)
     }
 

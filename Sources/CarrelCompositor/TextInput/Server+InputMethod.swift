@@ -40,9 +40,23 @@ extension Server {
         guard let policy = desk.policy.inputMethod, let home = inputMethodDirectory else { return }
         let socket = try roles.connectInputMethod()
         defer { close(socket) }
-        inputMethodProcess = try InputMethodProcess.launch(policy, socket: socket, home: home,
+        let prediction = desk.enginePredictionAllowed
+        inputMethodProcess = try InputMethodProcess.launch(policy, socket: socket, home: home, prediction: prediction,
                                                            user: inputMethodUser, logger: logger)
-        decide { $0.inputMethodLaunched(now: AssessmentService.now()) }
+        decide { $0.inputMethodLaunched(now: AssessmentService.now(), prediction: prediction) }
+    }
+
+    /// Core changed the engine's prediction setting: end it, start it anew.
+    func restartInputMethod() {
+        guard let process = inputMethodProcess else { return }
+        inputMethodProcess = nil
+        process.terminate()
+        do {
+            try launchInputMethod()
+        } catch {
+            logger.error("\(error)")
+            drive { $0.inputMethodExited("could not restart: \(error)", now: AssessmentService.now()) }
+        }
     }
 
     /// SIGCHLD: true when the input method ended (Core decides what follows).

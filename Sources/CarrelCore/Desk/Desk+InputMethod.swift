@@ -77,8 +77,26 @@ extension Desk {
         ContentHints.relayed(hints, under: restrictions)
     }
 
-    /// Carrel launched (or relaunched) the engine.
-    public mutating func inputMethodLaunched(now: Instant) { inputMethod.launched(now: now) }
+    /// Whether the engine's own prediction may be on now: outside a session
+    /// yes; in one only if its configuration allows `predictive_text`.
+    /// Carrel launches the engine with this (pinyin's `Prediction`).
+    public var enginePredictionAllowed: Bool {
+        restrictions.map { $0.allowedFeatures.contains(.predictiveText) } ?? true
+    }
+
+    /// Carrel launched (or relaunched) the engine with `prediction` on or off.
+    public mutating func inputMethodLaunched(now: Instant, prediction: Bool) {
+        inputMethod.launched(now: now, prediction: prediction)
+    }
+
+    /// After restrictions came or went: an engine running with the other
+    /// prediction setting is restarted with the one that holds now (fcitx5
+    /// reads it only at start).
+    func restartEngineIfPredictionChanged() -> [DeskEffect] {
+        guard let running = inputMethod.launchedWithPrediction, running != enginePredictionAllowed else { return [] }
+        return [.log(SessionLogEntry(.notice, "input method: restarting the engine with its own prediction \(enginePredictionAllowed ? "on" : "off")")),
+                .restartInputMethod]
+    }
 
     /// A client that bound the input method went away. The engine's death
     /// commits nothing anywhere (its composition is abandoned) and never

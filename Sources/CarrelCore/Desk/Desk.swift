@@ -15,6 +15,8 @@
 /// - Focus and what is shown: a session's restrictions and Single App Mode's
 ///   gap, as one `ScreenRules`.
 /// - Session events: a session Carrel began itself is heard by its mode.
+/// - The input method (`Desk+InputMethod.swift`): which window may compose,
+///   keys to its grab, what it may commit, its popup, its death and restarts.
 /// - The app's exit: ends the on-behalf session, then Single App Mode
 ///   relaunches (a fresh on-behalf session begins with the next window) or
 ///   Carrel stops with the app's status.
@@ -435,6 +437,7 @@ public struct Desk: Sendable {
             restrictions = set
             // Nothing composed before the session may be committed into it.
             effects.append(.cancelComposition)
+            effects += restartEngineIfPredictionChanged()
             effects += screenChanged()
         }
         return effects + run(invigilator.restrictionsApplied(set.session, outcome, now: now))
@@ -516,6 +519,7 @@ public struct Desk: Sendable {
                 if restrictions?.session == id {
                     restrictions = nil
                     result.append(.cancelComposition)
+                    result += restartEngineIfPredictionChanged()
                     result += screenChanged()
                 }
             default:

@@ -25,6 +25,9 @@ public enum DeskEffect: Sendable, Hashable, CustomStringConvertible {
     /// Launch the input method again once `after` has passed, then report
     /// `inputMethodLaunched`.
     case relaunchInputMethod(after: Duration)
+    /// End the running engine and launch it at once with the prediction
+    /// setting that holds now (`Desk.enginePredictionAllowed`).
+    case restartInputMethod
     /// Keyboard focus on this window (activated), or on none.
     case focus(WindowID?)
     /// A window just created: in the scene or not, before it can draw.
@@ -66,6 +69,7 @@ public enum DeskEffect: Sendable, Hashable, CustomStringConvertible {
         case .relayComposition(let window): return "relay composition to \(window)"
         case .cancelComposition: return "cancel composition"
         case .relaunchInputMethod(let delay): return "relaunch the input method after \(delay)"
+        case .restartInputMethod: return "restart the input method"
         case .focus(let window): return "focus \(window.map(\.description) ?? "none")"
         case .setWindowShown(let id, let shown): return "\(shown ? "show" : "hide") \(id)"
         case .applyScreenRules(let rules): return "apply screen rules \(rules)"

@@ -17,6 +17,9 @@ public struct InputMethodSeat: Sendable, Equatable {
         enabled: true, maximumRelaunches: 10, initialBackoff: .milliseconds(250),
         maximumBackoff: .seconds(8), stabilityWindow: .seconds(30)))
     private var launchedAt: Instant?
+    /// Whether the running engine was launched with its own prediction on
+    /// (nil: not running).
+    public private(set) var launchedWithPrediction: Bool?
 
     public init() {}
 
@@ -42,13 +45,17 @@ public struct InputMethodSeat: Sendable, Equatable {
         if client == engine { keyboardGrabbed = false }
     }
 
-    /// Carrel launched the engine's process.
-    public mutating func launched(now: Instant) { launchedAt = now }
+    /// Carrel launched the engine's process, its prediction on or off.
+    public mutating func launched(now: Instant, prediction: Bool) {
+        launchedAt = now
+        launchedWithPrediction = prediction
+    }
 
     /// The engine's process ended: when to launch it again, or nil to give up.
     public mutating func processEnded(now: Instant) -> RelaunchSchedule.Decision {
         let lived = launchedAt.map { now.duration(since: $0) } ?? .zero
         launchedAt = nil
+        launchedWithPrediction = nil
         return relaunches.appExited(lived: lived)
     }
 
