@@ -101,7 +101,9 @@ def engine_pid(c) -> int:
 def test_mozc_commits_japanese_when_allowed(carrel, procs, logdir, logs, tmp_path, artifacts_dir):
     c, display, typed = start(carrel, procs, logdir, logs, tmp_path)
     engine_ready(c)
-    type_keys(display, "nihongo", ["space"])
+    # While "nihongo" is composed mozc shows its candidates (suggestions)
+    # in the popup under the text cursor.
+    type_keys(display, "nihongo")
     last = [None]
 
     def popup_shown():
@@ -109,9 +111,9 @@ def test_mozc_commits_japanese_when_allowed(carrel, procs, logdir, logs, tmp_pat
         return light_pixels(last[0]) >= POPUP_MINIMUM
 
     shown = h.wait_until(popup_shown, 8, interval=0.25)
-    png = save(last[0], artifacts_dir, "input-method-mozc-converting")
+    png = save(last[0], artifacts_dir, "input-method-mozc-composing")
     assert shown, f"no candidate popup under the text cursor ({light_pixels(last[0])} light points); screenshot {png}"
-    type_keys(display, None, ["Return", "Return"])
+    type_keys(display, None, ["space", "Return", "Return"])
     text = wait_content(typed, lambda t: t.endswith("\n"))
     assert text == "日本語\n", f"foot received {text!r}, not 日本語 and a newline\n{c.evidence()}"
     assert c.alive(), c.evidence()
@@ -287,3 +289,39 @@ def test_hostile_input_method_is_bounded_when_allowed(carrel, procs, logdir, log
     for piece in text.split("HOSTILE")[1:]:
         assert len(("HOSTILE" + piece).encode()) <= 4000 + 1, "a commit longer than 4000 bytes was relayed"
     assert c.alive(), c.evidence()
+
+
+@pytest.mark.parametrize("prediction", [True, False])
+def test_pinyin_prediction_follows_predictive_text(carrel, procs, logdir, logs, tmp_path, artifacts_dir, prediction):
+    """Pinyin shows words predicted after a commit only when the session
+    allows predictive_text: denied, carrel restarts the engine with its
+    prediction off when the session begins."""
+    allow = ("input_method", "predictive_text") if prediction else ("input_method",)
+    c, display, typed = start(carrel, procs, logdir, logs, tmp_path, engines=("pinyin",), allow=allow)
+    if not prediction:
+        restart = "restarting the engine with its own prediction off"
+        grabbed = "input method: the engine grabbed the keyboard"
+        assert h.wait_until(lambda: restart in stderr(c), 15), c.evidence()
+        assert h.wait_until(lambda: grabbed in stderr(c)[stderr(c).index(restart):], 15), \
+            f"the restarted engine never grabbed the keyboard\n{c.evidence()}"
+    else:
+        engine_ready(c)
+        assert "restarting the engine" not in stderr(c), c.evidence()
+    type_keys(display, "zhongwen", ["space"])
+    # The candidates for "zhongwen" close when Space commits 中文; what shows
+    # after that is the prediction (or nothing).
+    time.sleep(1.5)
+    last = [None]
+
+    def popup_shown():
+        last[0] = screenshot(display)
+        return light_pixels(last[0]) >= POPUP_MINIMUM
+
+    shown = bool(h.wait_until(popup_shown, 2, interval=0.25))
+    png = save(last[0], artifacts_dir, f"input-method-pinyin-prediction-{'on' if prediction else 'off'}")
+    assert shown == prediction, \
+        f"prediction {'allowed' if prediction else 'denied'}: popup after the commit {'missing' if prediction else 'shown'} " \
+        f"({light_pixels(last[0])} light points); screenshot {png}\n{c.evidence()}"
+    type_keys(display, None, ["Escape", "Return"])
+    text = wait_content(typed, lambda t: t.endswith("\n"))
+    assert text.startswith("中文"), f"foot received {text!r}\n{c.evidence()}"

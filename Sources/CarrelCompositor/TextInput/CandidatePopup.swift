@@ -33,16 +33,23 @@ final class CandidatePopup {
         wlr_scene_subsurface_tree_create(&layer.pointee.node, surface)
     }
 
+    /// Whether the popup was drawn at the last placement.
+    private(set) var wasShown = false
+
     /// Shows the popup with its top left at layout (x, y), under a text
-    /// cursor `cursor` tall, or hides it.
-    func place(shown: Bool, x: Int32, y: Int32, cursor: wlr_box) {
+    /// cursor `cursor` tall, or hides it. True when it was shown and now is not.
+    @discardableResult
+    func place(shown: Bool, x: Int32, y: Int32, cursor: wlr_box) -> Bool {
         let visible = shown && popup.pointee.mapped
+        let hidden = wasShown && !visible
+        wasShown = visible
         wlr_scene_node_set_enabled(&container.pointee.node, visible)
-        guard visible else { return }
+        guard visible else { return hidden }
         wlr_scene_node_set_position(&container.pointee.node, x, y)
         // Relative to the popup: the cursor sits just above it.
         var rectangle = wlr_box(x: 0, y: -cursor.height, width: cursor.width, height: cursor.height)
         wlr_input_popup_surface_v2_send_text_input_rectangle(popup, &rectangle)
+        return false
     }
 
     func remove() {

@@ -116,6 +116,16 @@ extension Server {
 
     // MARK: - Windows, for the relay
 
+    /// Damages every output whole and schedules a frame.
+    func repaintOutputs() {
+        for output in outputs {
+            if let sceneOutput = wlr_scene_get_scene_output(scene, output.wlrOutput) {
+                WlrootsVersion.damageWhole(sceneOutput)
+            }
+            wlr_output_schedule_frame(output.wlrOutput)
+        }
+    }
+
     /// The surface of `window` when it is mapped.
     func mappedSurface(of window: WindowID?) -> UnsafeMutablePointer<wlr_surface>? {
         guard let window else { return nil }

@@ -294,15 +294,22 @@ final class TextInputRelay {
             y += cursor.y + cursor.height
             anchored = true
         }
+        var hidden = false
         for popup in popups {
             let shown = anchored && server.decide { $0.candidatePopupShown(for: server.clientID(popup.client)) }
-            popup.place(shown: shown, x: x, y: y, cursor: cursor)
+            hidden = popup.place(shown: shown, x: x, y: y, cursor: cursor) || hidden
         }
+        // Seen with wlroots 0.15's scene (x11 backend): a popup hidden or
+        // destroyed kept its last pixels on screen until something else
+        // damaged them. Repaint the outputs.
+        if hidden { server.repaintOutputs() }
     }
 
     func popupDestroyed(_ popup: CandidatePopup) {
+        let wasShown = popup.wasShown
         popup.remove()
         popups.removeAll { $0 === popup }
+        if wasShown { server.repaintOutputs() }
     }
 
     func destroy() {
