@@ -250,6 +250,7 @@ def test_hostile_input_method_reaches_nothing_when_denied(carrel, procs, logdir,
         f"the hostile input method never got going: {report.read_text()!r}\n{c.evidence()}"
     lines = report.read_text().split()
     assert "second-unavailable" in lines, f"the second input method was not told unavailable: {lines}"
+    assert "the engine bound a second input method object" in stderr(c), c.evidence()
     assert "first-unavailable" not in lines and "activate" not in lines, \
         f"the hostile engine was activated for a window that may not compose: {lines}"
     type_keys(display, "abc", ["Return"])

@@ -158,6 +158,9 @@ final class TextInputRelay {
         let (accepted, effects) = server.decide { $0.inputMethodBound(server.clientID(client), role: server.role(of: client)) }
         server.carryOut(effects)
         guard accepted, engine == nil else {
+            if accepted {
+                logger.warning("input method: the engine bound a second input method object; told it is unavailable")
+            }
             wlr_input_method_v2_send_unavailable(inputMethod)
             var bag = ListenerBag()
             bag.on(&inputMethod.pointee.events.destroy) { [unowned self] _ in
