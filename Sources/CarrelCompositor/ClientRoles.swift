@@ -5,7 +5,7 @@ import Glibc
 import Logging
 
 /// Gives every connection its role from the socket it came through (the
-/// launched app's private socket or the public one) and answers libwayland's global filter from the Core role table.
+/// launched app's private socket, the input method's socket pair, or the public one) and answers libwayland's global filter from the Core role table.
 ///
 /// The public socket is libwayland's own (`wl_display_add_socket_auto`); any
 /// client Carrel did not accept itself is therefore *untrusted* — the default
@@ -28,8 +28,8 @@ final class ClientRoles {
     private var processes: [OpaquePointer: pid_t] = [:]
     private var createdListener: Listener?
     private var clientListeners: [OpaquePointer: Listener] = [:]
-    private var appListenFD: Int32 = -1
-    private var appAcceptSource: EventLoopFDSource?
+    private var listenFDs: [Int32] = []
+    private var acceptSources: [EventLoopFDSource] = []
     private(set) var appSocketPath: String?
     /// Whether a session holds restrictions (capture is hidden then).
     var sessionActive: () -> Bool = { false }
@@ -121,12 +121,36 @@ final class ClientRoles {
             throw CompositorError.socket("cannot create \(directory): \(SystemError.current)")
         }
         appSocketDirectory = directory
-        let path = "\(directory)/app"
+        let path = try openRoleSocket("\(directory)/app", role: .app)
+        appSocketPath = path
+        return path
+    }
+
+    /// A connection for the input method Carrel is about to launch: one end
+    /// of a socket pair is a client with the input-method role, the other
+    /// (close-on-exec) is returned for the engine's WAYLAND_SOCKET. No path
+    /// exists that anyone else could connect through.
+    func connectInputMethod() throws -> Int32 {
+        var fds: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
+            throw CompositorError.socket("input method: socketpair(): \(SystemError.current)")
+        }
+        guard let client = wl_client_create(display, fds[0]) else {
+            Glibc.close(fds[0])
+            Glibc.close(fds[1])
+            throw CompositorError.socket("input method: could not create a client for its connection")
+        }
+        assign(.inputMethod, to: client)
+        return fds[1]
+    }
+
+    /// A listening socket at `path` whose clients get `role` at accept.
+    private func openRoleSocket(_ path: String, role: Role) throws -> String {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw CompositorError.socket("socket(): \(SystemError.current)") }
         guard let address = UnixSocketAddress(path: path) else {
             Glibc.close(fd)
-            throw CompositorError.socket("app socket path \(path) is longer than \(UnixSocketAddress.maximumPathLength) bytes; use a shorter XDG_RUNTIME_DIR")
+            throw CompositorError.socket("\(role) socket path \(path) is longer than \(UnixSocketAddress.maximumPathLength) bytes; use a shorter XDG_RUNTIME_DIR")
         }
         let bound = address.withSockaddr { bind(fd, $0, $1) }
         guard bound == 0, listen(fd, 128) == 0 else {
@@ -134,26 +158,29 @@ final class ClientRoles {
             Glibc.close(fd)
             throw CompositorError.socket("cannot listen on \(path): \(message)")
         }
-        appListenFD = fd
-        appSocketPath = path
-        appAcceptSource = EventLoopFDSource(loop: wl_display_get_event_loop(display), fd: fd) { [unowned self] _ in
-            acceptAppClients(fd)
+        guard let source = EventLoopFDSource(loop: wl_display_get_event_loop(display), fd: fd, { [unowned self] _ in
+            acceptClients(fd, role: role)
+        }) else {
+            Glibc.close(fd)
+            throw CompositorError.socket("cannot watch \(path) for connections")
         }
+        listenFDs.append(fd)
+        acceptSources.append(source)
         return path
     }
 
-    private func acceptAppClients(_ listenFD: Int32) {
+    private func acceptClients(_ listenFD: Int32, role: Role) {
         while true {
             let fd = accept(listenFD, nil, nil)
             if fd < 0 { return }
             // The app's children must not inherit the connection by accident.
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             guard let client = wl_client_create(display, fd) else {
-                logger.error("could not create a client for an app connection")
+                logger.error("could not create a client for a \(role) connection")
                 Glibc.close(fd)
                 continue
             }
-            assign(.app, to: client)
+            assign(role, to: client)
         }
     }
 
@@ -178,10 +205,10 @@ final class ClientRoles {
     func close() {
         createdListener?.disconnect()
         createdListener = nil
-        appAcceptSource?.cancel()
-        appAcceptSource = nil
-        if appListenFD >= 0 { Glibc.close(appListenFD) }
-        appListenFD = -1
+        for source in acceptSources { source.cancel() }
+        acceptSources.removeAll()
+        for fd in listenFDs { Glibc.close(fd) }
+        listenFDs.removeAll()
         if let path = appSocketPath { unlink(path) }
         if let directory = appSocketDirectory { rmdir(directory) }
         appSocketPath = nil

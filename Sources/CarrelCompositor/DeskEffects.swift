@@ -32,8 +32,14 @@ extension Server {
             return assessment.perform(sessionEffect)
         case .recordOwnBegin(let id, let owner, let detail):
             audit.record("begin", session: id, subject: waylandClient(owner).map(auditSubject), detail: detail)
-        case .deliverKey, .consumeKey, .acceptSelection:
-            break  // The seat does these with the event in hand (Input).
+        case .deliverKey, .consumeKey, .acceptSelection, .deliverKeyToInputMethod, .relayComposition:
+            break  // The seat and the relay do these with the event in hand.
+        case .cancelComposition:
+            textInput?.cancelComposition()
+        case .relaunchInputMethod(let delay):
+            relaunchInputMethod(after: delay)
+        case .restartInputMethod:
+            restartInputMethod()
         case .focus(let target):
             focus(target)
         case .setWindowShown(let id, let shown):

@@ -9,9 +9,12 @@ final class Input {
     let seat: UnsafeMutablePointer<wlr_seat>
     let cursor: UnsafeMutablePointer<wlr_cursor>
     private let cursorManager: UnsafeMutablePointer<wlr_xcursor_manager>
-    private unowned let server: Server
+    unowned let server: Server
     private var listeners = ListenerBag()
     private var keyboards: [Keyboard] = []
+    /// The real keyboard last typed on: the one the input method's grab
+    /// reads (never its own virtual keyboard).
+    private weak var lastKeyboard: Keyboard?
     private var hasPointer = false
     private var hasTouch = false
     private var cursorThemeLoaded = false
@@ -145,10 +148,29 @@ final class Input {
         return effects.contains(.acceptSelection(kind))
     }
 
-    /// A key from a keyboard, before any client sees it: Core decides
-    /// whether it is Carrel's (prompt, passcode entry, unlock keys, bindings)
-    /// or the focused client's. True when the client gets it.
-    func keyGoesToClient(keyboard: UnsafeMutablePointer<wlr_keyboard>, keycode: UInt32, pressed: Bool) -> Bool {
+    var physicalKeyboard: UnsafeMutablePointer<wlr_keyboard>? { (lastKeyboard ?? keyboards.last)?.device.pointee.keyboard }
+    var physicalKeyboardDevice: UnsafeMutablePointer<wlr_input_device>? { (lastKeyboard ?? keyboards.last)?.device }
+
+    /// Where a key from a keyboard goes, before any client sees it.
+    enum KeyDestination { case client, inputMethod, carrel }
+
+    /// Core decides whether a key is Carrel's (prompt, passcode entry, unlock
+    /// keys, bindings), the input method's (its grab, while the focus may
+    /// compose) or the focused client's.
+    func keyDestination(keyboard: Keyboard, keycode: UInt32, pressed: Bool) -> KeyDestination {
+        lastKeyboard = keyboard
+        let effects = keyEffects(keyboard: keyboard.device.pointee.keyboard, keycode: keycode, pressed: pressed)
+        for effect in effects {
+            switch effect {
+            case .deliverKey: return .client
+            case .deliverKeyToInputMethod: return .inputMethod
+            default: continue
+            }
+        }
+        return .carrel
+    }
+
+    private func keyEffects(keyboard: UnsafeMutablePointer<wlr_keyboard>, keycode: UInt32, pressed: Bool) -> [DeskEffect] {
         let state = keyboard.pointee.xkb_state
         // libinput keycodes are evdev codes; xkbcommon's are offset by 8.
         var buffer = [CChar](repeating: 0, count: 64)
@@ -157,8 +179,7 @@ final class Input {
         let key = KeyPress(pressed: pressed, keysyms: Self.lowercasedKeysyms(keyboard, keycode),
                            keysym: xkb_state_key_get_one_sym(state, keycode + 8),
                            modifiers: Self.modifiers(of: keyboard), text: text)
-        let effects = server.drive { $0.key(key, now: AssessmentService.now()) }
-        return effects.contains { if case .deliverKey = $0 { return true } else { return false } }
+        return server.drive { $0.key(key, now: AssessmentService.now()) }
     }
 
     /// The keysyms a key produces, lower-cased, as Core's matchers take them.
@@ -253,13 +274,23 @@ final class Keyboard {
         wlr_keyboard_set_repeat_info(keyboard, 25, 600)
 
         listeners.on(&keyboard.pointee.events.modifiers) { [unowned self] _ in
+            if input.server.textInput?.modifiersGoToGrab(keyboard: keyboard) == true { return }
             wlr_seat_set_keyboard(input.seat, self.device)
             wlr_seat_keyboard_notify_modifiers(input.seat, &self.device.pointee.keyboard.pointee.modifiers)
         }
         listeners.on(&keyboard.pointee.events.key) { [unowned self] data in
             let event = data!.assumingMemoryBound(to: wlr_event_keyboard_key.self).pointee
-            guard input.keyGoesToClient(keyboard: keyboard, keycode: event.keycode,
-                                        pressed: event.state == WL_KEYBOARD_KEY_STATE_PRESSED) else { return }
+            switch input.keyDestination(keyboard: self, keycode: event.keycode,
+                                        pressed: event.state == WL_KEYBOARD_KEY_STATE_PRESSED) {
+            case .carrel:
+                return
+            case .inputMethod:
+                input.server.textInput?.sendKeyToGrab(keyboard: keyboard, time: event.time_msec,
+                                                      keycode: event.keycode, state: event.state.rawValue)
+                return
+            case .client:
+                break
+            }
             wlr_seat_set_keyboard(input.seat, self.device)
             wlr_seat_keyboard_notify_key(input.seat, event.time_msec, event.keycode, event.state.rawValue)
         }

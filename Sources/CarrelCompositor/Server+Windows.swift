@@ -135,6 +135,7 @@ extension Server {
             wlr_xdg_toplevel_set_activated(view.xdgSurface, view === targetView)
         }
         input.focusKeyboard(on: targetView?.surface)
+        textInput?.focusChanged()
     }
 
     /// The surface under a layout point, with surface-local coordinates.

@@ -69,6 +69,14 @@ public final class Server {
     /// Restriction providers (network, media): recovery, cgroup, verify timer.
     private(set) var providerHost: ProviderHost?
     private var exitStatus: Int32 = 0
+    /// Text input and the input method, when the policy names one.
+    var textInput: TextInputRelay?
+    var inputMethodProcess: InputMethodProcess?
+    var inputMethodTimer: EventLoopTimer?
+    /// The engine's private HOME.
+    var inputMethodDirectory: String?
+    /// Who the engine runs as when Carrel runs as root.
+    var inputMethodUser: InputMethodProcess.User?
     private(set) public var publicSocketName: String = ""
 
     public init(options: CompositorOptions, logger: Logger) throws {
@@ -163,6 +171,7 @@ public final class Server {
         // Before any client connects: every blocked attempt is recorded.
         installAudit()
         input = Input(server: self)
+        createTextInputRelay()
         assessment = AssessmentService(server: self, logger: logger)
         setUntrustedLayerVisible(!screenRules.hidesUntrustedLayer)
     }
@@ -179,6 +188,7 @@ public final class Server {
         }
         publicSocketName = String(cString: socket)
         let appSocket = try roles.openAppSocket(runtimeDirectory: runtimeDirectory)
+        try startInputMethod(runtimeDirectory: runtimeDirectory)
         let providerHost = ProviderHost(policy: policy.providers, runtimeDirectory: runtimeDirectory,
                                         loop: wl_display_get_event_loop(display), logger: logger)
         providerHost.ownerProcess = { [unowned self] owner in roles.process { clientID($0) == owner } }
@@ -241,6 +251,7 @@ public final class Server {
 
     /// The app ended: what that means (end its session, relaunch, stop) is Core's.
     private func handleChildExit() {
+        _ = reapInputMethod()
         guard let app, let status = app.reap() else { return }
         self.app = nil
         drive { $0.appExited(status: status.carrelExitStatus, description: status.description, now: AssessmentService.now()) }
@@ -289,6 +300,7 @@ public final class Server {
         }
         controlSocket?.close()
         controlSocket = nil
+        stopInputMethod()
         assessment.shutdown()
         providerHost?.shutdown()
         for signal in signals { signal.cancel() }
@@ -304,6 +316,7 @@ public final class Server {
         auditWatch = nil
         for decoration in decorations { decoration.detach() }
         decorations.removeAll()
+        textInput?.destroy()
         input.destroy()
         listeners.disconnectAll()
         wlr_backend_destroy(backend)

@@ -29,8 +29,10 @@ struct PolicyReader {
             readAssessment(t, into: &policy.session)
         }
         readParticipants(root, into: &policy)
-        if let t = section(root, ["input_method"], keys: ["command"]), let command = command(t, ["input_method", "command"]) {
-            policy.inputMethod = InputMethodPolicy(command: command)
+        if let t = section(root, ["input_method"], keys: ["command", "engines"]), let command = command(t, ["input_method", "command"]) {
+            var inputMethod = InputMethodPolicy(command: command)
+            if let engines = engines(t, ["input_method", "engines"]) { inputMethod.engines = engines }
+            policy.inputMethod = inputMethod
         }
         if let t = section(root, ["capture"], keys: ["enabled_outside_sessions", "roles"]) {
             readCapture(t, into: &policy.capture)
@@ -353,6 +355,26 @@ struct PolicyReader {
     }
 
     /// A command to launch: required, program first, as an absolute path.
+    /// fcitx5 input method names: letters, digits, `-` and `_`, at least one,
+    /// none twice (they become lines of fcitx5's profile).
+    private mutating func engines(_ t: TOMLTable, _ path: [String]) -> [String]? {
+        guard let names = strings(t, path, expected: "fcitx5 input method names, e.g. [\"mozc\", \"hangul\", \"pinyin\"]") else { return nil }
+        guard !names.isEmpty else {
+            problem(path, "must name at least one engine, e.g. [\"mozc\"]; leave out [input_method] for no input method")
+            return nil
+        }
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+        for (index, name) in names.enumerated() where name.isEmpty || name.count > 64 || !name.allSatisfy(allowed.contains) {
+            problem(path, "item \(index + 1) must be an fcitx5 input method name (letters, digits, - and _, at most 64), got \(Self.quoted(name))")
+            return nil
+        }
+        guard Set(names).count == names.count else {
+            problem(path, "names an engine twice; list each once, the one active at start first")
+            return nil
+        }
+        return names
+    }
+
     private mutating func command(_ t: TOMLTable, _ path: [String]) -> [String]? {
         let shape = "the program's absolute path, then its arguments, e.g. [\"/usr/bin/galculator\"]"
         guard t[path.last!] != nil else {

@@ -33,6 +33,7 @@ let privilegedInterfaces = [
 let captureInterfaces = ["zwlr_screencopy_manager_v1", "zwlr_export_dmabuf_manager_v1",
                          "ext_image_copy_capture_manager_v1"]
 let assessmentInterface = "carrel_assessment_manager_v1"
+let textInputInterface = "zwp_text_input_manager_v3"
 
 /// Runs the attacks in turn on one main connection (a fresh one if the
 /// compositor closed the previous), plus throwaway connections for binds
@@ -97,7 +98,9 @@ final class Probe {
 
     private func bindPrivileged(_ session: Session) -> Verdict {
         var wanted = privilegedInterfaces
-        if options.role == .untrusted { wanted.append(assessmentInterface) }
+        // Text input is the app's and participants' (composed text from the
+        // input method); never an untrusted client's.
+        if options.role == .untrusted { wanted += [assessmentInterface, textInputInterface] }
         let offered = session.connection.globals.filter { wanted.contains($0.interface) }
         if offered.isEmpty {
             return Verdict(attack: .bindPrivileged, succeeded: false,

@@ -99,7 +99,7 @@ struct ControlTests {
                                    clients: [.untrusted: 2])
         #expect(status.state == "none")
         #expect(status.session == nil && status.restrictions == nil)
-        #expect(status.clients == ["app": 0, "participant": 0, "untrusted": 2])
+        #expect(status.clients == ["app": 0, "participant": 0, "untrusted": 2, "input_method": 0])
     }
 
     @Test("status of an active session: app, participants, time left, restrictions")

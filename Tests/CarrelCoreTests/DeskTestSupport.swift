@@ -68,6 +68,11 @@ struct DeskDouble {
     /// The owner of the window each delivered key went to (nil: no window).
     private(set) var deliveredTo: [WindowOwner?] = []
     private(set) var consumedKeys = 0
+    /// The windows keys went to the input method's grab for.
+    private(set) var composedFor: [WindowID] = []
+    private(set) var compositionsCancelled = 0
+    private(set) var inputMethodRelaunches: [Duration] = []
+    private(set) var inputMethodRestarts = 0
     private(set) var stoppedWith: Int32?
     private(set) var relaunchPending = false
     private(set) var relaunches = 0
@@ -116,6 +121,20 @@ struct DeskDouble {
             deliveredTo.append(window.flatMap { windowOwners[$0] })
         case .consumeKey:
             consumedKeys += 1
+        case .deliverKeyToInputMethod(let window):
+            composedFor.append(window)
+        case .relayComposition:
+            break
+        case .cancelComposition:
+            compositionsCancelled += 1
+        case .relaunchInputMethod(let delay):
+            inputMethodRelaunches.append(delay)
+        case .restartInputMethod:
+            // As Server does: the engine ends and starts at once with the setting that holds now.
+            inputMethodRestarts += 1
+            let now = self.now
+            let prediction = desk.enginePredictionAllowed
+            desk.inputMethodLaunched(now: now, prediction: prediction)
         case .focus(let window):
             focused = window
         case .setWindowShown(let id, let isShown):

@@ -19,19 +19,25 @@ struct GlobalAccessTests {
 
     /// Each role's whole global list under the standard table, sorted.
     static let visibleByRole: [(Role, [String])] = [
-        (.app, (desktop + ["carrel_assessment_manager_v1"]).sorted()),
-        (.participant, desktop.sorted()),
+        (.app, (desktop + ["carrel_assessment_manager_v1", "zwp_text_input_manager_v3"]).sorted()),
+        (.participant, (desktop + ["zwp_text_input_manager_v3"]).sorted()),
         (.untrusted, desktop.sorted()),
+        (.inputMethod, (desktop + ["zwp_input_method_manager_v2", "zwp_virtual_keyboard_manager_v1"]).sorted()),
     ]
+
+    /// Text input: the app's and participants' windows, never untrusted clients.
+    static let textInput = ["zwp_text_input_manager_v3"]
+    /// The input method's side: its own role only.
+    static let inputMethod = ["zwp_input_method_manager_v2", "zwp_virtual_keyboard_manager_v1"]
 
     /// Injection, overlays, other clients' windows, display control: nobody's.
     static let privileged = [
         "zwlr_export_dmabuf_manager_v1", "zwlr_data_control_manager_v1",
-        "zwp_virtual_keyboard_manager_v1", "zwlr_virtual_pointer_manager_v1",
+        "zwlr_virtual_pointer_manager_v1",
         "zwlr_layer_shell_v1", "zwlr_foreign_toplevel_manager_v1",
         "zwlr_gamma_control_manager_v1", "zwlr_output_manager_v1",
         "zwlr_output_power_manager_v1", "zwlr_input_inhibit_manager_v1",
-        "zwp_keyboard_shortcuts_inhibit_manager_v1", "zwp_input_method_manager_v2",
+        "zwp_keyboard_shortcuts_inhibit_manager_v1",
         "zwp_virtual_keyboard_v1", "ext_session_lock_manager_v1",
     ]
 
@@ -68,6 +74,23 @@ struct GlobalAccessTests {
         #expect(access.decision(interface: "carrel_assessment_manager_v1", role: role) == expected)
     }
 
+    @Test("Text input goes to the app and participants only", arguments: Role.allCases)
+    func textInputForSessionRoles(role: Role) {
+        let expected: GlobalAccess.Decision = (role == .app || role == .participant) ? .visible : .hidden(.notForRole)
+        #expect(access.decision(interface: "zwp_text_input_manager_v3", role: role) == expected)
+        #expect(access.decision(interface: "zwp_text_input_manager_v3", role: role, sessionActive: true) == expected)
+    }
+
+    /// Once privileged for everyone; now the input method's role's alone.
+    @Test("The input method and virtual keyboard managers go to the input-method role only",
+          arguments: inputMethod, Role.allCases)
+    func inputMethodForItsRole(interface: String, role: Role) {
+        let expected: GlobalAccess.Decision = role == .inputMethod ? .visible : .hidden(.notForRole)
+        #expect(access.decision(interface: interface, role: role) == expected)
+        #expect(access.decision(interface: interface, role: role, sessionActive: true) == expected)
+        #expect(access.decision(interface: interface, role: role, appLockEntitled: true) == expected)
+    }
+
     @Test("An untrusted client's global list is exactly the desktop")
     func untrustedSeesOnlyTheDesktop() {
         let visible = access.visibleInterfaces(for: .untrusted)
@@ -75,9 +98,9 @@ struct GlobalAccessTests {
         #expect(!visible.contains("carrel_assessment_manager_v1"))
     }
 
-    @Test("The app's global list is the desktop plus the assessment manager")
+    @Test("The app's global list is the desktop plus the assessment manager and text input")
     func appSeesDesktopAndAssessment() {
-        let expected = (Self.desktop + ["carrel_assessment_manager_v1"]).sorted()
+        let expected = (Self.desktop + ["carrel_assessment_manager_v1", "zwp_text_input_manager_v3"]).sorted()
         #expect(access.visibleInterfaces(for: .app) == expected)
     }
 
@@ -88,7 +111,8 @@ struct GlobalAccessTests {
 
     @Test("The table classifies exactly the globals written here, screencopy as capture")
     func tableClassifiesThePinnedGlobals() {
-        let pinned = Set(Self.desktop + Self.privileged + ["carrel_assessment_manager_v1", "zwlr_screencopy_manager_v1"])
+        let pinned = Set(Self.desktop + Self.privileged + Self.textInput + Self.inputMethod
+                         + ["carrel_assessment_manager_v1", "zwlr_screencopy_manager_v1"])
         #expect(Set(access.classes.keys) == pinned)
         #expect(access.classes["zwlr_screencopy_manager_v1"] == .capture)
         #expect(access.classes["carrel_assessment_manager_v1"] == .assessment)
@@ -100,6 +124,7 @@ struct GlobalAccessTests {
         // interface in two lists would silently take the last class.
         let all = GlobalAccess.desktopInterfaces + GlobalAccess.privilegedInterfaces
             + GlobalAccess.assessmentInterfaces + GlobalAccess.captureInterfaces
+            + GlobalAccess.textInputInterfaces + GlobalAccess.inputMethodInterfaces
         #expect(Set(all).count == all.count)
         #expect(access.classes.count == all.count)
     }
@@ -130,5 +155,26 @@ struct GlobalAccessTests {
         let table = GlobalAccess(classes: ["wl_compositor": .desktop], rolesByClass: [:])
         #expect(table.decision(interface: "wl_compositor", role: role) == .hidden(.notForRole))
         #expect(table.visibleInterfaces(for: role).isEmpty)
+    }
+}
+
+@Suite("Global access as the policy shapes it: the input method")
+struct InputMethodGlobalAccessTests {
+    @Test("Without an input method in the policy nobody sees text input or the input method's globals", arguments: Role.allCases)
+    func noInputMethodNoGlobals(role: Role) {
+        let table = GlobalAccess.standard.applying(Policy.builtIn)
+        for name in ["zwp_text_input_manager_v3", "zwp_input_method_manager_v2", "zwp_virtual_keyboard_manager_v1"] {
+            #expect(table.decision(interface: name, role: role) == .hidden(.notForRole))
+        }
+    }
+
+    @Test("With one, text input is the app's and participants', the input method's globals its role's", arguments: Role.allCases)
+    func withInputMethod(role: Role) {
+        var policy = Policy.builtIn
+        policy.inputMethod = InputMethodPolicy(command: ["/usr/bin/fcitx5"])
+        let table = GlobalAccess.standard.applying(policy)
+        #expect(table.decision(interface: "zwp_text_input_manager_v3", role: role).isVisible == (role == .app || role == .participant))
+        #expect(table.decision(interface: "zwp_input_method_manager_v2", role: role).isVisible == (role == .inputMethod))
+        #expect(table.decision(interface: "zwp_virtual_keyboard_manager_v1", role: role).isVisible == (role == .inputMethod))
     }
 }

@@ -35,6 +35,15 @@ struct PolicyReloadTests {
         #expect(reload.policy.outputs == Policy.builtIn.outputs)
     }
 
+    @Test("the input method needs a restart (its globals and engine are set up at start) and keeps its running value")
+    func inputMethod() {
+        var file = Policy.builtIn
+        file.inputMethod = InputMethodPolicy(command: ["/usr/bin/fcitx5"], engines: ["hangul"])
+        let reload = PolicyReload(running: .builtIn, file: file)
+        #expect(reload.needRestart == ["input_method"] && reload.applied.isEmpty)
+        #expect(reload.policy.inputMethod == nil)
+    }
+
     @Test("who may begin sessions needs a restart (the global is created at start); the time limits beside it still apply")
     func roles() {
         var file = Policy.builtIn

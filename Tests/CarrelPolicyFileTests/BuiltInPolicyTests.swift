@@ -36,6 +36,11 @@ private func participantWithDefaults() throws -> ParticipantPolicy? {
     try PolicyFile.parse("[participants.calc]\ncommand = [\"/usr/bin/galculator\"]\n", file: "p.toml").participants["calc"]
 }
 
+/// An input method that sets only what is required.
+private func inputMethodWithDefaults() throws -> InputMethodPolicy? {
+    try PolicyFile.parse("[input_method]\ncommand = [\"/usr/bin/fcitx5\"]\n", file: "p.toml").inputMethod
+}
+
 /// Every key the policy reader accepts, with its built-in value pinned.
 let builtInKeys: [BuiltInKey] = [
     BuiltInKey("assessment.roles", .notMostRestrictive) { builtIn.session.entitledRoles == [.app] },
@@ -50,6 +55,7 @@ let builtInKeys: [BuiltInKey] = [
     },
     BuiltInKey("participants.ID.network", .mostRestrictive) { try participantWithDefaults()?.network == false },
     BuiltInKey("input_method.command", .mostRestrictive) { builtIn.inputMethod == nil },
+    BuiltInKey("input_method.engines", .notARestriction) { try inputMethodWithDefaults()?.engines == ["mozc", "hangul", "pinyin"] },
     BuiltInKey("capture.enabled_outside_sessions", .mostRestrictive) { builtIn.capture.enabledOutsideSessions == false },
     BuiltInKey("capture.roles", .mostRestrictive) { builtIn.capture.roles.isEmpty },
     BuiltInKey("emergency.binding", .mostRestrictive) { builtIn.emergencyBinding == nil },

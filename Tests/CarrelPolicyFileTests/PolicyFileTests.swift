@@ -58,6 +58,9 @@ let invalidValues: [Invalid] = [
     // [input_method]
     Invalid("\n[input_method]\n", "input_method.command", line: 2, "is required"),
     Invalid("[input_method]\ncommand = [\"fcitx5\"]", "input_method.command", line: 2, "absolute path"),
+    Invalid("[input_method]\ncommand = [\"/usr/bin/fcitx5\"]\nengines = []", "input_method.engines", line: 3, "at least one engine"),
+    Invalid("[input_method]\ncommand = [\"/usr/bin/fcitx5\"]\nengines = [\"mozc\", \"mo zc\"]", "input_method.engines", line: 3, "item 2"),
+    Invalid("[input_method]\ncommand = [\"/usr/bin/fcitx5\"]\nengines = [\"mozc\", \"mozc\"]", "input_method.engines", line: 3, "twice"),
     // [capture]
     Invalid("[capture]\nenabled_outside_sessions = true\nroles = []", "capture.roles", line: 3, "needs roles"),
     Invalid("[capture]\nenabled_outside_sessions = true", "capture.enabled_outside_sessions", line: 2, "needs roles"),

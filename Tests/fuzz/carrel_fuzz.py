@@ -31,7 +31,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 XMLS = [Path("/usr/share/wayland/wayland.xml"),
         Path("/usr/share/wayland-protocols/stable/xdg-shell/xdg-shell.xml"),
-        ROOT / "protocols" / "carrel-assessment-v1.xml"]
+        ROOT / "protocols" / "carrel-assessment-v1.xml",
+        # Text input (the app role sees it when the policy names an input
+        # method) and the input method's own protocol (no fuzzed role sees it:
+        # binding it by name must end the connection cleanly).
+        Path("/usr/share/wayland-protocols/unstable/text-input/text-input-unstable-v3.xml"),
+        ROOT / "protocols" / "input-method-unstable-v2.xml"]
 
 
 # ---------------------------------------------------------------- protocol model
@@ -541,8 +546,14 @@ def spawn_carrel(log):
     record = Path(runtime) / "app-display"
     env = {k: v for k, v in os.environ.items() if k not in ("WAYLAND_DISPLAY", "DISPLAY")}
     env.update(XDG_RUNTIME_DIR=runtime, WLR_BACKENDS="headless", WLR_RENDERER="pixman")
+    # A policy naming an input method, so text-input-v3 exists for the app
+    # role; the "engine" only holds its connection (the fuzzer drives the
+    # app and untrusted roles, never the input method's).
+    policy = Path(runtime) / "policy.toml"
+    policy.write_text('[input_method]\ncommand = ["/bin/sh", "-c", "exec sleep 100000"]\n')
     r, w = os.pipe()
     proc = subprocess.Popen([binary, "--ready-fd", str(w), "--audit-log", os.path.join(runtime, "audit.jsonl"),
+                             "--policy", str(policy),
                              # A test machine: headless, no logind seat (docs/PRECONDITIONS.md).
                              "--waive-precondition", "nested", "--waive-precondition", "x_server",
                              "--waive-precondition", "seat", "--", "sh", "-c",

@@ -25,6 +25,15 @@ PINNED_TABLES = {
     "app": DESKTOP_TABLE | {"carrel_assessment_manager_v1"},
     "participant": DESKTOP_TABLE,
     "untrusted": DESKTOP_TABLE,
+    "input_method": DESKTOP_TABLE,
+}
+# The same under a policy that names an input method: text input for the
+# app and participants, the input method's globals for its role alone.
+INPUT_METHOD_TABLES = {
+    "app": DESKTOP_TABLE | {"carrel_assessment_manager_v1", "zwp_text_input_manager_v3"},
+    "participant": DESKTOP_TABLE | {"zwp_text_input_manager_v3"},
+    "untrusted": DESKTOP_TABLE,
+    "input_method": DESKTOP_TABLE | {"zwp_input_method_manager_v2", "zwp_virtual_keyboard_manager_v1"},
 }
 GPU_ONLY = {"zwp_linux_dmabuf_v1", "wl_drm"}
 
@@ -74,6 +83,18 @@ def test_printed_role_table_is_the_pinned_one(carrel_bin, role):
     assert table == PINNED_TABLES[role], \
         f"--print-globals {role}: extra {sorted(table - PINNED_TABLES[role])}, " \
         f"missing {sorted(PINNED_TABLES[role] - table)}"
+
+
+@pytest.mark.parametrize("role", sorted(INPUT_METHOD_TABLES))
+def test_printed_role_table_with_an_input_method_is_the_pinned_one(tmp_path, role):
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[input_method]\ncommand = ["/usr/bin/fcitx5"]\n')
+    r = h.run_carrel_cli(["--policy", str(policy), "--print-globals", role])
+    assert r.returncode == 0, f"--print-globals {role} exited {r.returncode}: {r.stderr!r}"
+    table = {line.strip() for line in r.stdout.splitlines() if line.strip()}
+    assert table == INPUT_METHOD_TABLES[role], \
+        f"--print-globals {role} with an input method: extra {sorted(table - INPUT_METHOD_TABLES[role])}, " \
+        f"missing {sorted(INPUT_METHOD_TABLES[role] - table)}"
 
 
 def test_app_role_sees_exactly_the_desktop_globals(carrel):

@@ -15,6 +15,8 @@
 /// - Focus and what is shown: a session's restrictions and Single App Mode's
 ///   gap, as one `ScreenRules`.
 /// - Session events: a session Carrel began itself is heard by its mode.
+/// - The input method (`Desk+InputMethod.swift`): which window may compose,
+///   keys to its grab, what it may commit, its popup, its death and restarts.
 /// - The app's exit: ends the on-behalf session, then Single App Mode
 ///   relaunches (a fresh on-behalf session begins with the next window) or
 ///   Carrel stops with the app's status.
@@ -56,6 +58,8 @@ public struct Desk: Sendable {
     /// The id of that session once begun.
     public private(set) var onBehalfSessionID: SessionID?
     public private(set) var windows = WindowStack()
+    /// The seat's input method (see `Desk+InputMethod.swift`).
+    public internal(set) var inputMethod = InputMethodSeat()
     /// The restrictions the compositor reported holding.
     public private(set) var restrictions: RestrictionSet?
     /// The session whose confirmation prompt is on screen.
@@ -148,6 +152,9 @@ public struct Desk: Sendable {
                 return [.consumeKey, .log(SessionLogEntry(.warning, "emergency key combination pressed at the machine"))]
                     + run(invigilator.administrativeInterrupt("the emergency key combination was pressed at the machine"))
             }
+        }
+        if let target = inputMethodKeyTarget {
+            return [.deliverKeyToInputMethod(window: target)]
         }
         return [.deliverKey(window: focusTarget)]
     }
@@ -428,6 +435,9 @@ public struct Desk: Sendable {
         var effects: [DeskEffect] = []
         if case .applied = outcome {
             restrictions = set
+            // Nothing composed before the session may be committed into it.
+            effects.append(.cancelComposition)
+            effects += restartEngineIfPredictionChanged()
             effects += screenChanged()
         }
         return effects + run(invigilator.restrictionsApplied(set.session, outcome, now: now))
@@ -508,6 +518,8 @@ public struct Desk: Sendable {
             case .revertRestrictions(let id):
                 if restrictions?.session == id {
                     restrictions = nil
+                    result.append(.cancelComposition)
+                    result += restartEngineIfPredictionChanged()
                     result += screenChanged()
                 }
             default:

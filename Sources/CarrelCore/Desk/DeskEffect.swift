@@ -12,6 +12,22 @@ public enum DeskEffect: Sendable, Hashable, CustomStringConvertible {
     case deliverKey(window: WindowID?)
     /// The key is Carrel's: no client sees it, press or release.
     case consumeKey
+    /// Hand the key to the input method's keyboard grab: it composes for
+    /// `window` (the focus, which may use the input method now).
+    case deliverKeyToInputMethod(window: WindowID)
+    /// Let the input method's preedit, commit or deletion through to the
+    /// focused window's text input.
+    case relayComposition(window: WindowID)
+    /// Any composition in progress is abandoned: the focused text input gets
+    /// an empty preedit and `done`; the input method is deactivated (and
+    /// activated afresh if the focus may still compose).
+    case cancelComposition
+    /// Launch the input method again once `after` has passed, then report
+    /// `inputMethodLaunched`.
+    case relaunchInputMethod(after: Duration)
+    /// End the running engine and launch it at once with the prediction
+    /// setting that holds now (`Desk.enginePredictionAllowed`).
+    case restartInputMethod
     /// Keyboard focus on this window (activated), or on none.
     case focus(WindowID?)
     /// A window just created: in the scene or not, before it can draw.
@@ -49,6 +65,11 @@ public enum DeskEffect: Sendable, Hashable, CustomStringConvertible {
         case .recordOwnBegin(let id, let owner, let detail): return "record own begin of \(id) for \(owner): \(detail)"
         case .deliverKey(let window): return "deliver key to \(window.map(\.description) ?? "no window")"
         case .consumeKey: return "consume key"
+        case .deliverKeyToInputMethod(let window): return "deliver key to the input method for \(window)"
+        case .relayComposition(let window): return "relay composition to \(window)"
+        case .cancelComposition: return "cancel composition"
+        case .relaunchInputMethod(let delay): return "relaunch the input method after \(delay)"
+        case .restartInputMethod: return "restart the input method"
         case .focus(let window): return "focus \(window.map(\.description) ?? "none")"
         case .setWindowShown(let id, let shown): return "\(shown ? "show" : "hide") \(id)"
         case .applyScreenRules(let rules): return "apply screen rules \(rules)"

@@ -105,10 +105,23 @@ public struct ParticipantPolicy: Sendable, Equatable {
     }
 }
 
-/// `[input_method]`: the only input method a session may use.
+/// `[input_method]`: the only input method a session may use. Carrel
+/// launches `command` on a socket of its own (the input-method role),
+/// relaunches it if it dies, and gives it a configuration offering `engines`.
 public struct InputMethodPolicy: Sendable, Equatable {
+    /// Absolute program path, then arguments (fcitx5).
     public var command: [String]
-    public init(command: [String]) { self.command = command }
+    /// The engines the seat offers, first the one active at start: fcitx5
+    /// input method names such as `mozc`, `hangul`, `pinyin`.
+    public var engines: [String]
+
+    /// The engines offered when the policy names none.
+    public static let defaultEngines = ["mozc", "hangul", "pinyin"]
+
+    public init(command: [String], engines: [String] = InputMethodPolicy.defaultEngines) {
+        self.command = command
+        self.engines = engines
+    }
 }
 
 /// `[capture]`: capture is never available during a session; outside one

@@ -37,11 +37,12 @@ public struct PolicyReload: Sendable, Equatable {
             if file[keyPath: path] != running[keyPath: path] { restart.insert(name) }
         }
         take("participants", \.participants)
-        take("input_method", \.inputMethod)
         take("emergency", \.emergencyBinding)
         take("app_lock", \.appLock)
         take("guided_access", \.guidedAccess)
         take("preconditions", \.preconditions)
+        // The input method's globals and its engine are set up at start.
+        keep("input_method", \.inputMethod)
         keep("capture", \.capture)
         keep("outputs", \.outputs)
         keep("kiosk", \.kiosk)

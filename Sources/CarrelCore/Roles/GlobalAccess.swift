@@ -23,6 +23,12 @@ public struct GlobalAccess: Sendable, Equatable {
         /// Injection, overlays, other clients' windows, display control:
         /// never created unless a feature needs one, never for untrusted.
         case privileged
+        /// Text input (composed text from the input method): the roles
+        /// whose windows a session can show, never untrusted clients.
+        case textInput
+        /// The input method's side: composing for the focused window and
+        /// passing on keys it does not consume; only the input-method role.
+        case inputMethod
     }
 
     /// The verdict for one global and one role.
@@ -79,10 +85,16 @@ public struct GlobalAccess: Sendable, Equatable {
     }
 
     /// The table as an administrator's policy shapes it: capture per its
-    /// `[capture]`, the assessment global to the roles its session entitles.
+    /// `[capture]`, the assessment global to the roles its session entitles,
+    /// text input and the input method's globals only when it names an
+    /// input method (Carrel creates them only then).
     public func applying(_ policy: Policy) -> GlobalAccess {
         var roles = applying(policy.capture).rolesByClass
         roles[.assessment] = policy.session.entitledRoles
+        if policy.inputMethod == nil {
+            roles[.textInput] = []
+            roles[.inputMethod] = []
+        }
         return GlobalAccess(classes: classes, rolesByClass: roles)
     }
 
@@ -104,14 +116,22 @@ public struct GlobalAccess: Sendable, Equatable {
     /// so that, should one ever be created, it is hidden for a stated reason.
     public static let privilegedInterfaces: [String] = [
         "zwlr_export_dmabuf_manager_v1",
-        "zwlr_data_control_manager_v1", "zwp_virtual_keyboard_manager_v1",
+        "zwlr_data_control_manager_v1",
         "zwlr_virtual_pointer_manager_v1", "zwlr_layer_shell_v1",
         "zwlr_foreign_toplevel_manager_v1", "zwlr_gamma_control_manager_v1",
         "zwlr_output_manager_v1", "zwlr_output_power_manager_v1",
         "zwlr_input_inhibit_manager_v1", "zwp_keyboard_shortcuts_inhibit_manager_v1",
-        "zwp_input_method_manager_v2", "zwp_virtual_keyboard_v1",
-        "ext_session_lock_manager_v1",
+        "zwp_virtual_keyboard_v1", "ext_session_lock_manager_v1",
     ]
+
+    /// Text input for the windows of the app and participants (wlroots'
+    /// text-input-v3), created when the policy names an input method.
+    public static let textInputInterfaces: [String] = ["zwp_text_input_manager_v3"]
+
+    /// The input method's globals: composing (input-method-v2, with its
+    /// keyboard grab and candidate popup) and the virtual keyboard fcitx5
+    /// binds to pass on keys it does not consume.
+    public static let inputMethodInterfaces: [String] = ["zwp_input_method_manager_v2", "zwp_virtual_keyboard_manager_v1"]
 
     /// Capture globals Carrel can create when the policy enables capture
     /// (wlroots' screencopy; export-dmabuf stays privileged and is never created).
@@ -121,13 +141,16 @@ public struct GlobalAccess: Sendable, Equatable {
     public static let assessmentInterfaces: [String] = ["carrel_assessment_manager_v1"]
 
     /// The table Carrel runs with unless a policy says otherwise: every role
-    /// gets the desktop, only the app may lock, nobody gets privileged globals.
+    /// gets the desktop, only the app may lock, nobody gets privileged globals,
+    /// text input is the app's and participants', the input method's globals its own role's.
     public static let standard: GlobalAccess = {
         var classes: [String: Class] = [:]
         for name in desktopInterfaces { classes[name] = .desktop }
         for name in privilegedInterfaces { classes[name] = .privileged }
         for name in assessmentInterfaces { classes[name] = .assessment }
         for name in captureInterfaces { classes[name] = .capture }
+        for name in textInputInterfaces { classes[name] = .textInput }
+        for name in inputMethodInterfaces { classes[name] = .inputMethod }
         return GlobalAccess(
             classes: classes,
             rolesByClass: [
@@ -135,6 +158,8 @@ public struct GlobalAccess: Sendable, Equatable {
                 .assessment: [.app],
                 .capture: [],
                 .privileged: [],
+                .textInput: [.app, .participant],
+                .inputMethod: [.inputMethod],
             ]
         )
     }()

@@ -8,6 +8,10 @@ public enum Role: String, Sendable, CaseIterable, Hashable, CustomStringConverti
     case participant
     /// Everyone else, through the public socket.
     case untrusted
+    /// The policy's input method (fcitx5), which Carrel launches on a socket
+    /// of its own: the only client that may bind the input-method and
+    /// virtual-keyboard globals.
+    case inputMethod = "input_method"
 
     public var description: String { rawValue }
 }

@@ -1,0 +1,59 @@
+import CarrelShim
+
+/// The input method's candidate popup: drawn in Carrel's popup layer above
+/// the app layer, at the text cursor, and only while Core lets it show.
+final class CandidatePopup {
+    let popup: UnsafeMutablePointer<wlr_input_popup_surface_v2>
+    let client: OpaquePointer
+    /// Carrel's own tree holding the popup's surface tree: wlroots destroys
+    /// the surface tree with the surface, Carrel this tree with the popup.
+    private let container: UnsafeMutablePointer<wlr_scene_tree>
+    private var listeners = ListenerBag()
+
+    init(_ popup: UnsafeMutablePointer<wlr_input_popup_surface_v2>, layer: UnsafeMutablePointer<wlr_scene_tree>,
+         relay: TextInputRelay) {
+        self.popup = popup
+        client = wl_resource_get_client(popup.pointee.resource)
+        container = wlr_scene_tree_create(&layer.pointee.node)!
+        wlr_scene_node_set_enabled(&container.pointee.node, false)
+        // Nil only when out of memory: the container then holds nothing to show.
+        _ = Self.createNode(container, popup.pointee.surface)
+        listeners.on(&popup.pointee.events.map) { [unowned relay] _ in relay.updatePopups() }
+        listeners.on(&popup.pointee.events.unmap) { [unowned relay] _ in relay.updatePopups() }
+        listeners.on(&popup.pointee.surface.pointee.events.commit) { [unowned relay] _ in relay.updatePopups() }
+        listeners.on(&popup.pointee.events.destroy) { [unowned self, unowned relay] _ in
+            listeners.disconnectAll()
+            relay.popupDestroyed(self)
+        }
+    }
+
+    /// wlroots 0.15 returns the subsurface tree's node; 0.17+ returns a tree.
+    private static func createNode(_ layer: UnsafeMutablePointer<wlr_scene_tree>,
+                                   _ surface: UnsafeMutablePointer<wlr_surface>) -> UnsafeMutablePointer<wlr_scene_node>? {
+        wlr_scene_subsurface_tree_create(&layer.pointee.node, surface)
+    }
+
+    /// Whether the popup was drawn at the last placement.
+    private(set) var wasShown = false
+
+    /// Shows the popup with its top left at layout (x, y), under a text
+    /// cursor `cursor` tall, or hides it. True when it was shown and now is not.
+    @discardableResult
+    func place(shown: Bool, x: Int32, y: Int32, cursor: wlr_box) -> Bool {
+        let visible = shown && popup.pointee.mapped
+        let hidden = wasShown && !visible
+        wasShown = visible
+        wlr_scene_node_set_enabled(&container.pointee.node, visible)
+        guard visible else { return hidden }
+        wlr_scene_node_set_position(&container.pointee.node, x, y)
+        // Relative to the popup: the cursor sits just above it.
+        var rectangle = wlr_box(x: 0, y: -cursor.height, width: cursor.width, height: cursor.height)
+        wlr_input_popup_surface_v2_send_text_input_rectangle(popup, &rectangle)
+        return false
+    }
+
+    func remove() {
+        listeners.disconnectAll()
+        wlr_scene_node_destroy(&container.pointee.node)
+    }
+}

@@ -1,0 +1,182 @@
+import CarrelCore
+import Glibc
+import Logging
+
+/// The policy's input method (fcitx5) as Carrel runs it: a configuration of
+/// its own in a private HOME (the profile offering the policy's engines, the
+/// first active from the start), connected through its own socket pair
+/// (WAYLAND_SOCKET), with no X display and no D-Bus frontends, watched by its pid.
+///
+/// fcitx5 5.0 runs headless on Wayland with only these addons: `wayland`
+/// and `waylandim` (input-method-v2, keyboard grab, virtual keyboard),
+/// `classicui` (the candidate popup through input-popup-surface-v2),
+/// `keyboard`, and the engines; nothing needs a D-Bus session bus.
+final class InputMethodProcess {
+    let pid: pid_t
+    private var exited = false
+
+    private init(pid: pid_t) { self.pid = pid }
+
+    /// An unprivileged account the engine runs as.
+    struct User {
+        let uid: uid_t
+        let gid: gid_t
+    }
+
+    /// `nobody` when Carrel runs as root (mozc's server exits at once as
+    /// root, and an engine that reads every key needs no privilege); nil
+    /// otherwise: the engine runs as Carrel's user.
+    static func unprivilegedUser() -> User? {
+        guard geteuid() == 0, let entry = getpwnam("nobody") else { return nil }
+        return User(uid: entry.pointee.pw_uid, gid: entry.pointee.pw_gid)
+    }
+
+    /// setpriv (util-linux) drops to `user` before running the engine.
+    static let setpriv = "/usr/bin/setpriv"
+
+    /// The addons fcitx5 loads: its Wayland frontend, its popup, plain keys,
+    /// and the engines' own addons (pinyin needs its helper and punctuation).
+    static func addons(for engines: [String]) -> [String] {
+        var addons = ["wayland", "waylandim", "classicui", "keyboard"]
+        for engine in engines {
+            switch engine {
+            case "pinyin", "shuangpin": addons += ["pinyin", "pinyinhelper", "punctuation"]
+            default: addons.append(engine)
+            }
+        }
+        var seen = Set<String>()
+        return addons.filter { seen.insert($0).inserted }
+    }
+
+    /// Writes fcitx5's profile and global configuration under `home`
+    /// (XDG_CONFIG_HOME is `home/.config`).
+    static func prepareConfiguration(home: String, engines: [String], prediction: Bool, user: User?) throws {
+        let fcitx = "\(home)/.config/fcitx5"
+        let directories = [home, "\(home)/.config", "\(home)/.config/mozc", "\(home)/.local", "\(home)/.local/share", fcitx, "\(fcitx)/conf"]
+        for directory in directories {
+            guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
+                throw CompositorError.launch("input method: cannot create \(directory): \(SystemError.current)")
+            }
+        }
+        defer {
+            if let user {
+                for path in directories + ["\(fcitx)/profile", "\(fcitx)/config", "\(fcitx)/conf/pinyin.conf"] {
+                    _ = chown(path, user.uid, user.gid)
+                }
+            }
+        }
+        var profile = "[Groups/0]\nName=Default\nDefault Layout=us\nDefaultIM=\(engines.first ?? "keyboard-us")\n\n"
+        for (index, name) in (["keyboard-us"] + engines).enumerated() {
+            profile += "[Groups/0/Items/\(index)]\nName=\(name)\nLayout=\n\n"
+        }
+        profile += "[GroupOrder]\n0=Default\n"
+        // Active from the start, one state for every window; Ctrl+Space
+        // toggles plain keys, Ctrl+Shift+Space steps through the engines.
+        let config = """
+            [Hotkey]
+            EnumerateWithTriggerKeys=True
+            EnumerateSkipFirst=True
+
+            [Hotkey/TriggerKeys]
+            0=Control+space
+
+            [Hotkey/EnumerateForwardKeys]
+            0=Control+Shift+space
+
+            [Behavior]
+            ActiveByDefault=True
+            ShareInputState=All
+            ShowInputMethodInformation=False
+
+            """
+        try write(profile, to: "\(fcitx)/profile")
+        try write(config, to: "\(fcitx)/config")
+        // Pinyin's own prediction (words after each commit), as the session
+        // allows predictive_text; fcitx5 reads it at start.
+        try write("Prediction=\(prediction ? "True" : "False")\n", to: "\(fcitx)/conf/pinyin.conf")
+    }
+
+    private static func write(_ text: String, to path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw CompositorError.launch("input method: cannot write \(path): \(SystemError.current)") }
+        defer { close(fd) }
+        let bytes = Array(text.utf8)
+        guard bytes.withUnsafeBytes({ Glibc.write(fd, $0.baseAddress, $0.count) }) == bytes.count else {
+            throw CompositorError.launch("input method: cannot write \(path): \(SystemError.current)")
+        }
+    }
+
+    /// Launches `policy.command` with Carrel's addon list, on `socket`, its
+    /// configuration and HOME (mozc keeps its settings there) under `home`.
+    static func launch(_ policy: InputMethodPolicy, socket: Int32, home: String, prediction: Bool, user: User?,
+                       logger: Logger) throws -> InputMethodProcess {
+        try prepareConfiguration(home: home, engines: policy.engines, prediction: prediction, user: user)
+        var environment: [String: String] = [:]
+        for (key, value) in ProcessEnvironment.current() { environment[key] = value }
+        // Its one connection: the socket pair's end, kept open across exec.
+        environment["WAYLAND_SOCKET"] = String(socket)
+        environment.removeValue(forKey: "WAYLAND_DISPLAY")
+        environment["HOME"] = home
+        environment["XDG_CONFIG_HOME"] = "\(home)/.config"
+        environment["XDG_DATA_HOME"] = "\(home)/.local/share"
+        // No X display (fcitx5 would serve X clients and draw there) and no
+        // session bus (nothing may reach the engine but Carrel's socket).
+        for key in ["DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "NOTIFY_SOCKET"] {
+            environment.removeValue(forKey: key)
+        }
+        let drop = user.map { [setpriv, "--reuid=\($0.uid)", "--regid=\($0.gid)", "--clear-groups", "--"] } ?? []
+        let command = drop + policy.command + ["--disable=all", "--enable=\(addons(for: policy.engines).joined(separator: ","))"]
+        let argv = command.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        // dup2 onto itself clears close-on-exec in the child only.
+        posix_spawn_file_actions_adddup2(&actions, socket, socket)
+        var pid: pid_t = 0
+        let result = withCleanSpawnAttributes { attributes -> Int32 in
+            // A process group of its own: mozc's server, which the engine
+            // starts, ends with it.
+            var flags: Int16 = 0
+            posix_spawnattr_getflags(&attributes, &flags)
+            posix_spawnattr_setflags(&attributes, flags | Int16(POSIX_SPAWN_SETPGROUP))
+            posix_spawnattr_setpgroup(&attributes, 0)
+            return posix_spawnp(&pid, command[0], &actions, &attributes, argv, envp)
+        }
+        guard result == 0 else {
+            throw CompositorError.launch("input method \(command[0]): \(SystemError.describe(result)); check [input_method] command names an installed fcitx5")
+        }
+        logger.notice("launched input method \(policy.command[0]) as pid \(pid)\(user.map { " (uid \($0.uid))" } ?? "") with engines \(policy.engines.joined(separator: ", ")), prediction \(prediction ? "on" : "off")")
+        return InputMethodProcess(pid: pid)
+    }
+
+    /// Reaps the process if it has ended; nil while it runs.
+    func reap() -> AppExit? {
+        guard !exited else { return nil }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
+        exited = true
+        // What it started (mozc's server) goes with it; its relaunch starts afresh.
+        kill(-pid, SIGKILL)
+        return AppExit(waitStatus: status)
+    }
+
+    /// Ends it and what it started (its process group: SIGTERM, then
+    /// SIGKILL after a second).
+    func terminate() {
+        kill(-pid, SIGTERM)
+        for _ in 0..<100 where !exited {
+            if reap() != nil { break }
+            usleep(10_000)
+        }
+        kill(-pid, SIGKILL)
+        guard !exited else { return }
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        exited = true
+    }
+}

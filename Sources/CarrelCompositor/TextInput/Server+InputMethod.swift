@@ -1,0 +1,145 @@
+import CarrelCore
+import CarrelShim
+import Glibc
+
+/// The input method's life as the compositor carries it out: the relay's
+/// globals, launching the engine on its socket, relaunching it when Core
+/// says so, and the window lookups the relay needs.
+extension Server {
+    /// Creates the text-input relay and its globals when the policy names an
+    /// input method (before any client connects).
+    func createTextInputRelay() {
+        guard desk.policy.inputMethod != nil else { return }
+        textInput = TextInputRelay(server: self, seat: input.seat, above: appLayer, logger: logger)
+    }
+
+    /// Prepares the engine's private HOME and launches it (from `run`).
+    ///
+    /// HOME (its configuration, and mozc's) is a directory of its own under
+    /// the runtime directory. When Carrel runs as root the engine runs as
+    /// `nobody` (mozc's server exits at once as root), who cannot enter the
+    /// runtime directory: HOME is then a fresh `mkdtemp` directory under
+    /// /tmp, owned by that user, mode 0700.
+    func startInputMethod(runtimeDirectory: String) throws {
+        guard desk.policy.inputMethod != nil else { return }
+        let user = InputMethodProcess.unprivilegedUser()
+        var template = Array((user == nil ? "\(runtimeDirectory)/carrel-input-method-XXXXXX" : "/tmp/carrel-input-method-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw CompositorError.launch("input method: cannot create its home directory: \(SystemError.current)")
+        }
+        let home = String(cString: made)
+        inputMethodDirectory = home
+        if let user, chown(home, user.uid, user.gid) != 0 {
+            throw CompositorError.launch("input method: cannot give \(home) to uid \(user.uid): \(SystemError.current)")
+        }
+        inputMethodUser = user
+        try launchInputMethod()
+    }
+
+    private func launchInputMethod() throws {
+        guard let policy = desk.policy.inputMethod, let home = inputMethodDirectory else { return }
+        let socket = try roles.connectInputMethod()
+        defer { close(socket) }
+        let prediction = desk.enginePredictionAllowed
+        inputMethodProcess = try InputMethodProcess.launch(policy, socket: socket, home: home, prediction: prediction,
+                                                           user: inputMethodUser, logger: logger)
+        decide { $0.inputMethodLaunched(now: AssessmentService.now(), prediction: prediction) }
+    }
+
+    /// Core changed the engine's prediction setting: end it, start it anew.
+    func restartInputMethod() {
+        guard let process = inputMethodProcess else { return }
+        inputMethodProcess = nil
+        process.terminate()
+        do {
+            try launchInputMethod()
+        } catch {
+            logger.error("\(error)")
+            drive { $0.inputMethodExited("could not restart: \(error)", now: AssessmentService.now()) }
+        }
+    }
+
+    /// SIGCHLD: true when the input method ended (Core decides what follows).
+    func reapInputMethod() -> Bool {
+        guard let process = inputMethodProcess, let status = process.reap() else { return false }
+        inputMethodProcess = nil
+        drive { $0.inputMethodExited(status.description, now: AssessmentService.now()) }
+        return true
+    }
+
+    func relaunchInputMethod(after delay: Duration) {
+        if inputMethodTimer == nil {
+            inputMethodTimer = EventLoopTimer(loop: wl_display_get_event_loop(display)) { [unowned self] in
+                do {
+                    try launchInputMethod()
+                } catch {
+                    logger.error("\(error)")
+                    drive { $0.inputMethodExited("could not launch: \(error)", now: AssessmentService.now()) }
+                }
+            }
+        }
+        inputMethodTimer?.arm(after: delay)
+    }
+
+    /// Carrel is stopping: the engine ends, its configuration goes.
+    func stopInputMethod() {
+        inputMethodTimer?.cancel()
+        inputMethodTimer = nil
+        inputMethodProcess?.terminate()
+        inputMethodProcess = nil
+        if let directory = inputMethodDirectory { removeTree(directory) }
+        inputMethodDirectory = nil
+    }
+
+    /// Removes a directory Carrel made, with everything in it (the engine's
+    /// configuration and what mozc wrote there); symbolic links are unlinked,
+    /// never followed.
+    private func removeTree(_ path: String) {
+        if let directory = opendir(path) {
+            while let entry = readdir(directory) {
+                let name = withUnsafePointer(to: entry.pointee.d_name) {
+                    String(cString: UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))
+                }
+                if name == "." || name == ".." { continue }
+                let child = "\(path)/\(name)"
+                var info = stat()
+                if lstat(child, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+                    removeTree(child)
+                } else {
+                    unlink(child)
+                }
+            }
+            closedir(directory)
+        }
+        rmdir(path)
+    }
+
+    // MARK: - Windows, for the relay
+
+    /// Damages every output whole and schedules a frame.
+    func repaintOutputs() {
+        for output in outputs {
+            if let sceneOutput = wlr_scene_get_scene_output(scene, output.wlrOutput) {
+                WlrootsVersion.damageWhole(sceneOutput)
+            }
+            wlr_output_schedule_frame(output.wlrOutput)
+        }
+    }
+
+    /// The surface of `window` when it is mapped.
+    func mappedSurface(of window: WindowID?) -> UnsafeMutablePointer<wlr_surface>? {
+        guard let window else { return nil }
+        return stack.first { $0.id == window && $0.isMapped }?.surface
+    }
+
+    /// The window whose toplevel surface is `surface`.
+    func windowID(of surface: UnsafeMutablePointer<wlr_surface>?) -> WindowID? {
+        guard let surface else { return nil }
+        return stack.first { $0.surface == surface }?.id
+    }
+
+    /// The scene node a toplevel surface is drawn at.
+    func sceneNode(of surface: UnsafeMutablePointer<wlr_surface>) -> UnsafeMutablePointer<wlr_scene_node>? {
+        stack.first { $0.surface == surface }?.sceneNode
+    }
+}

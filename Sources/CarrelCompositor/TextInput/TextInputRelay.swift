@@ -1,0 +1,331 @@
+import CarrelCore
+import CarrelShim
+import Logging
+
+/// Carries composed text between the input method (input-method-v2, with its
+/// keyboard grab, candidate popup and virtual keyboard) and the text inputs
+/// (text-input-v3) of the window that may compose, as Core's `Desk` decides.
+///
+/// Every wlroots call of this feature lives in this directory. The globals
+/// exist only when the policy names an input method; the role table shows
+/// text input to the app and participants and the input method's globals to
+/// the input-method role alone.
+final class TextInputRelay {
+    private unowned let server: Server
+    private let logger: Logger
+    private let seat: UnsafeMutablePointer<wlr_seat>
+    /// Above the app layer, below the curtains: candidate popups.
+    let popupLayer: UnsafeMutablePointer<wlr_scene_tree>
+    private var listeners = ListenerBag()
+    private var endpoints: [TextInputEndpoint] = []
+    private var popups: [CandidatePopup] = []
+    private var virtualKeyboards: [VirtualKeyboard] = []
+    /// The engine's input-method object (the one Core listens to).
+    private var engine: UnsafeMutablePointer<wlr_input_method_v2>?
+    private var engineListeners = ListenerBag()
+    /// Other bound input methods, told they are unavailable, watched until they go.
+    private var refused: [UnsafeMutablePointer<wlr_input_method_v2>: ListenerBag] = [:]
+    private var grab: UnsafeMutablePointer<wlr_input_method_keyboard_grab_v2>?
+    private var grabListeners = ListenerBag()
+    /// The text input the engine is activated for.
+    private var active: TextInputEndpoint?
+    /// The surface text inputs may enter: the focus, when it may compose.
+    private var compositionSurface: UnsafeMutablePointer<wlr_surface>?
+
+    init(server: Server, seat: UnsafeMutablePointer<wlr_seat>, above appLayer: UnsafeMutablePointer<wlr_scene_tree>,
+         logger: Logger) {
+        self.server = server
+        self.seat = seat
+        self.logger = logger
+        popupLayer = wlr_scene_tree_create(&server.scene.pointee.node)!
+        wlr_scene_node_place_above(&popupLayer.pointee.node, &appLayer.pointee.node)
+        let textInputs = wlr_text_input_manager_v3_create(server.display)!
+        let inputMethods = wlr_input_method_manager_v2_create(server.display)!
+        let virtualKeyboards = wlr_virtual_keyboard_manager_v1_create(server.display)!
+        listeners.on(&textInputs.pointee.events.text_input) { [unowned self] data in
+            let endpoint = TextInputEndpoint(data!.assumingMemoryBound(to: wlr_text_input_v3.self), relay: self)
+            endpoints.append(endpoint)
+            self.logger.debug("input method: a text input was created")
+            if let surface = compositionSurface, wl_resource_get_client(surface.pointee.resource) == endpoint.client {
+                endpoint.focus(surface)
+            }
+        }
+        listeners.on(&inputMethods.pointee.events.input_method) { [unowned self] data in
+            inputMethodBound(data!.assumingMemoryBound(to: wlr_input_method_v2.self))
+        }
+        listeners.on(&virtualKeyboards.pointee.events.new_virtual_keyboard) { [unowned self] data in
+            self.virtualKeyboards.append(VirtualKeyboard(data!.assumingMemoryBound(to: wlr_virtual_keyboard_v1.self), relay: self))
+        }
+    }
+
+    // MARK: - Focus
+
+    /// Core's focus or screen rules changed: text inputs enter the window
+    /// that may compose (and leave every other), the engine follows, the
+    /// popup shows or hides.
+    func focusChanged() {
+        let target = server.decide { $0.compositionTarget }
+        let surface = server.mappedSurface(of: target)
+        logger.debug("input method: focus changed; composing for \(target.map(\.description) ?? "no window")")
+        if surface != compositionSurface {
+            deactivate()
+            compositionSurface = surface
+        }
+        for endpoint in endpoints {
+            let owns = surface.map { wl_resource_get_client($0.pointee.resource) == endpoint.client } ?? false
+            endpoint.focus(owns ? surface : nil)
+        }
+        if active == nil, let endpoint = endpoints.first(where: { $0.isEnabled && $0.focusedSurface != nil && $0.focusedSurface == surface }) {
+            activate(endpoint)
+        }
+        updatePopups()
+    }
+
+    /// Core abandoned the composition (a session began or ended, the engine
+    /// died): the text input gets an empty preedit, the engine is deactivated.
+    func cancelComposition() {
+        if let active {
+            wlr_text_input_v3_send_preedit_string(active.textInput, nil, 0, 0)
+            wlr_text_input_v3_send_done(active.textInput)
+        }
+        deactivate()
+    }
+
+    // MARK: - Text inputs
+
+    func enabled(_ endpoint: TextInputEndpoint) {
+        logger.debug("input method: a text input was enabled (\(endpoint.focusedSurface == compositionSurface ? "on" : "not on") the window that may compose)")
+        guard endpoint.focusedSurface != nil, endpoint.focusedSurface == compositionSurface else { return }
+        if active !== endpoint { deactivate() }
+        activate(endpoint)
+    }
+
+    func committed(_ endpoint: TextInputEndpoint) {
+        guard endpoint === active, let engine else { return }
+        sendState(of: endpoint, to: engine)
+        wlr_input_method_v2_send_done(engine)
+        updatePopups()
+    }
+
+    func disabled(_ endpoint: TextInputEndpoint) {
+        if endpoint === active { deactivate() }
+    }
+
+    func destroyed(_ endpoint: TextInputEndpoint) {
+        if endpoint === active { deactivate() }
+        endpoints.removeAll { $0 === endpoint }
+    }
+
+    private func activate(_ endpoint: TextInputEndpoint) {
+        active = endpoint
+        logger.debug("input method: activating the engine for the focused text input (engine \(engine == nil ? "absent" : "present"))")
+        guard let engine else { return }
+        wlr_input_method_v2_send_activate(engine)
+        sendState(of: endpoint, to: engine)
+        wlr_input_method_v2_send_done(engine)
+        updatePopups()
+    }
+
+    private func deactivate() {
+        guard active != nil else { return }
+        active = nil
+        if let engine {
+            wlr_input_method_v2_send_deactivate(engine)
+            wlr_input_method_v2_send_done(engine)
+        }
+        updatePopups()
+    }
+
+    /// Surrounding text (bounded), content type (with the hints the session
+    /// denies stripped) and the change cause.
+    private func sendState(of endpoint: TextInputEndpoint, to engine: UnsafeMutablePointer<wlr_input_method_v2>) {
+        if let surrounding = endpoint.surrounding {
+            let bounded = ComposedTextLimit.bounded(surrounding.text).text
+            wlr_input_method_v2_send_surrounding_text(engine, bounded,
+                                                      ComposedTextLimit.clampedOffset(surrounding.cursor, in: bounded),
+                                                      ComposedTextLimit.clampedOffset(surrounding.anchor, in: bounded))
+        }
+        wlr_input_method_v2_send_text_change_cause(engine, endpoint.textChangeCause)
+        let content = endpoint.contentType
+        let hints = server.decide { $0.relayedContentHints(content.hint) }
+        wlr_input_method_v2_send_content_type(engine, hints, content.purpose)
+    }
+
+    // MARK: - The input method
+
+    private func inputMethodBound(_ inputMethod: UnsafeMutablePointer<wlr_input_method_v2>) {
+        let client = wl_resource_get_client(inputMethod.pointee.resource)!
+        let (accepted, effects) = server.decide { $0.inputMethodBound(server.clientID(client), role: server.role(of: client)) }
+        server.carryOut(effects)
+        guard accepted, engine == nil else {
+            if accepted {
+                logger.warning("input method: the engine bound a second input method object; told it is unavailable")
+            }
+            wlr_input_method_v2_send_unavailable(inputMethod)
+            var bag = ListenerBag()
+            bag.on(&inputMethod.pointee.events.destroy) { [unowned self] _ in
+                if var bag = refused.removeValue(forKey: inputMethod) { bag.disconnectAll() }
+            }
+            refused[inputMethod] = bag
+            return
+        }
+        engine = inputMethod
+        logger.notice("input method: the engine bound the input method")
+        engineListeners.on(&inputMethod.pointee.events.commit) { [unowned self] _ in engineCommitted() }
+        engineListeners.on(&inputMethod.pointee.events.grab_keyboard) { [unowned self] data in
+            keyboardGrabbed(data!.assumingMemoryBound(to: wlr_input_method_keyboard_grab_v2.self))
+        }
+        engineListeners.on(&inputMethod.pointee.events.new_popup_surface) { [unowned self] data in
+            popups.append(CandidatePopup(data!.assumingMemoryBound(to: wlr_input_popup_surface_v2.self), layer: popupLayer, relay: self))
+        }
+        engineListeners.on(&inputMethod.pointee.events.destroy) { [unowned self] _ in engineDestroyed(client) }
+        if let active { activate(active) } else { focusChanged() }
+    }
+
+    /// The engine's preedit, commit and deletion, for the active text input
+    /// only, when Core relays them (nothing reaches any other client).
+    private func engineCommitted() {
+        guard let engine else { return }
+        let client = wl_resource_get_client(engine.pointee.resource)!
+        let window = active.flatMap { server.windowID(of: $0.focusedSurface) }
+        let effects = server.decide { $0.compositionSent(by: server.clientID(client), for: window) }
+        server.carryOut(effects.filter { if case .relayComposition = $0 { return false } else { return true } })
+        guard let active, effects.contains(where: { if case .relayComposition = $0 { return true } else { return false } }) else { return }
+        let state = engine.pointee.current
+        if let text = state.preedit.text {
+            let preedit = ComposedTextLimit.bounded(String(cString: text)).text
+            let length = Int32(preedit.utf8.count)
+            wlr_text_input_v3_send_preedit_string(active.textInput, preedit,
+                                                  min(max(state.preedit.cursor_begin, -1), length),
+                                                  min(max(state.preedit.cursor_end, -1), length))
+        }
+        if let text = state.commit_text {
+            let (commit, truncated) = ComposedTextLimit.bounded(String(cString: text))
+            if truncated { logger.warning("input method: a commit of more than \(ComposedTextLimit.maximumBytes) bytes was cut") }
+            wlr_text_input_v3_send_commit_string(active.textInput, commit)
+        }
+        if state.delete.before_length != 0 || state.delete.after_length != 0 {
+            let limit = UInt32(ComposedTextLimit.maximumBytes)
+            wlr_text_input_v3_send_delete_surrounding_text(active.textInput, min(state.delete.before_length, limit),
+                                                           min(state.delete.after_length, limit))
+        }
+        wlr_text_input_v3_send_done(active.textInput)
+    }
+
+    private func keyboardGrabbed(_ newGrab: UnsafeMutablePointer<wlr_input_method_keyboard_grab_v2>) {
+        let client = wl_resource_get_client(newGrab.pointee.resource)!
+        guard server.decide({ $0.keyboardGrabRequested(by: server.clientID(client)) }) else {
+            logger.warning("input method: a second keyboard grab was refused")
+            wlr_input_method_keyboard_grab_v2_destroy(newGrab)
+            return
+        }
+        grab = newGrab
+        logger.info("input method: the engine grabbed the keyboard")
+        if let keyboard = server.input.physicalKeyboard {
+            wlr_input_method_keyboard_grab_v2_set_keyboard(newGrab, keyboard)
+        }
+        grabListeners.on(&newGrab.pointee.events.destroy) { [unowned self] _ in
+            grabListeners.disconnectAll()
+            grab = nil
+            server.decide { $0.keyboardGrabReleased(by: server.clientID(client)) }
+        }
+    }
+
+    private func engineDestroyed(_ client: OpaquePointer) {
+        engineListeners.disconnectAll()
+        grabListeners.disconnectAll()
+        grab = nil
+        if let active {
+            // Nothing the dead engine composed is committed anywhere.
+            wlr_text_input_v3_send_preedit_string(active.textInput, nil, 0, 0)
+            wlr_text_input_v3_send_done(active.textInput)
+        }
+        engine = nil
+        active = nil
+        server.drive { $0.inputMethodDisconnected(server.clientID(client)) }
+        updatePopups()
+    }
+
+    // MARK: - Keys
+
+    /// Core sent this key to the engine's grab.
+    func sendKeyToGrab(keyboard: UnsafeMutablePointer<wlr_keyboard>, time: UInt32, keycode: UInt32, state: UInt32) {
+        guard let grab else { return }
+        wlr_input_method_keyboard_grab_v2_set_keyboard(grab, keyboard)
+        wlr_input_method_keyboard_grab_v2_send_key(grab, time, keycode, state)
+    }
+
+    /// While the engine composes, modifiers go to its grab (it passes them on).
+    func modifiersGoToGrab(keyboard: UnsafeMutablePointer<wlr_keyboard>) -> Bool {
+        guard let grab, server.decide({ $0.compositionTarget }) != nil else { return false }
+        wlr_input_method_keyboard_grab_v2_set_keyboard(grab, keyboard)
+        wlr_input_method_keyboard_grab_v2_send_modifiers(grab, &keyboard.pointee.modifiers)
+        return true
+    }
+
+    func virtualKey(from keyboard: VirtualKeyboard, time: UInt32, keycode: UInt32, state: UInt32) {
+        let effects = server.decide { $0.virtualKeyboardKey(from: server.clientID(keyboard.client)) }
+        guard effects.contains(where: { if case .deliverKey = $0 { return true } else { return false } }) else { return }
+        wlr_seat_set_keyboard(seat, keyboard.device)
+        wlr_seat_keyboard_notify_key(seat, time, keycode, state)
+    }
+
+    func virtualModifiers(from keyboard: VirtualKeyboard) {
+        let effects = server.decide { $0.virtualKeyboardKey(from: server.clientID(keyboard.client)) }
+        guard effects.contains(where: { if case .deliverKey = $0 { return true } else { return false } }) else { return }
+        wlr_seat_set_keyboard(seat, keyboard.device)
+        wlr_seat_keyboard_notify_modifiers(seat, &keyboard.device.pointee.keyboard.pointee.modifiers)
+    }
+
+    func virtualKeyboardDestroyed(_ keyboard: VirtualKeyboard) {
+        virtualKeyboards.removeAll { $0 === keyboard }
+        // The seat must not keep pointing at a keyboard that is going away.
+        if let physical = server.input.physicalKeyboardDevice { wlr_seat_set_keyboard(seat, physical) }
+    }
+
+    // MARK: - Candidate popups
+
+    /// Every popup shown at the active text input's cursor, or hidden.
+    func updatePopups() {
+        var x: Int32 = 0, y: Int32 = 0
+        var cursor = wlr_box()
+        var anchored = false
+        if let active, let surface = active.focusedSurface, let node = server.sceneNode(of: surface) {
+            wlr_scene_node_coords(node, &x, &y)
+            cursor = active.cursorRectangle
+            x += cursor.x
+            y += cursor.y + cursor.height
+            anchored = true
+        }
+        var hidden = false
+        for popup in popups {
+            let shown = anchored && server.decide { $0.candidatePopupShown(for: server.clientID(popup.client)) }
+            hidden = popup.place(shown: shown, x: x, y: y, cursor: cursor) || hidden
+        }
+        // Seen with wlroots 0.15's scene (x11 backend): a popup hidden or
+        // destroyed kept its last pixels on screen until something else
+        // damaged them. Repaint the outputs.
+        if hidden { server.repaintOutputs() }
+    }
+
+    func popupDestroyed(_ popup: CandidatePopup) {
+        let wasShown = popup.wasShown
+        popup.remove()
+        popups.removeAll { $0 === popup }
+        if wasShown { server.repaintOutputs() }
+    }
+
+    func destroy() {
+        for endpoint in endpoints { endpoint.detach() }
+        for keyboard in virtualKeyboards { keyboard.detach() }
+        for popup in popups { popup.remove() }
+        endpoints.removeAll()
+        virtualKeyboards.removeAll()
+        popups.removeAll()
+        engineListeners.disconnectAll()
+        grabListeners.disconnectAll()
+        for (_, bag) in refused { var bag = bag; bag.disconnectAll() }
+        refused.removeAll()
+        listeners.disconnectAll()
+    }
+}

@@ -1,0 +1,36 @@
+import CarrelShim
+
+/// A virtual keyboard of the input method (fcitx5 passes on the keys it does
+/// not consume through one). Its keymap is the engine's own; its keys reach
+/// only the window that may compose now, as Core decides.
+final class VirtualKeyboard {
+    let keyboard: UnsafeMutablePointer<wlr_virtual_keyboard_v1>
+    let client: OpaquePointer
+    private var listeners = ListenerBag()
+
+    init(_ keyboard: UnsafeMutablePointer<wlr_virtual_keyboard_v1>, relay: TextInputRelay) {
+        self.keyboard = keyboard
+        client = wl_resource_get_client(keyboard.pointee.resource)
+        let device = device
+        let wlrKeyboard = device.pointee.keyboard!
+        listeners.on(&wlrKeyboard.pointee.events.key) { [unowned self, unowned relay] data in
+            let event = data!.assumingMemoryBound(to: wlr_event_keyboard_key.self).pointee
+            relay.virtualKey(from: self, time: event.time_msec, keycode: event.keycode, state: event.state.rawValue)
+        }
+        listeners.on(&wlrKeyboard.pointee.events.modifiers) { [unowned self, unowned relay] _ in
+            relay.virtualModifiers(from: self)
+        }
+        listeners.on(&keyboard.pointee.events.destroy) { [unowned self, unowned relay] _ in
+            listeners.disconnectAll()
+            relay.virtualKeyboardDestroyed(self)
+        }
+    }
+
+    /// The keyboard's input device, embedded in the wlroots object.
+    var device: UnsafeMutablePointer<wlr_input_device> {
+        let offset = MemoryLayout<wlr_virtual_keyboard_v1>.offset(of: \.input_device)!
+        return (UnsafeMutableRawPointer(keyboard) + offset).assumingMemoryBound(to: wlr_input_device.self)
+    }
+
+    func detach() { listeners.disconnectAll() }
+}

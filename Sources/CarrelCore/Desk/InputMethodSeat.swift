@@ -1,0 +1,69 @@
+/// The seat's one input method: which client Carrel listens to, whether it
+/// holds the keyboard grab, and when to launch it again after it died.
+///
+/// wlroots lets any number of clients bind the input-method global; Carrel
+/// pays attention to the first live one of the input-method role only, so a
+/// second engine (or a hostile client that reached the socket) cannot take
+/// over the composition of the focused window.
+public struct InputMethodSeat: Sendable, Equatable {
+    /// The input method Carrel listens to.
+    public private(set) var engine: ClientID?
+    /// The engine holds the keyboard grab: keys for a window that may
+    /// compose go to it first.
+    public private(set) var keyboardGrabbed = false
+    /// When the engine dies: relaunched with a doubling back-off, given up
+    /// after ten quick deaths in a row (the exam goes on without it).
+    public private(set) var relaunches = RelaunchSchedule(policy: KioskPolicy(
+        enabled: true, maximumRelaunches: 10, initialBackoff: .milliseconds(250),
+        maximumBackoff: .seconds(8), stabilityWindow: .seconds(30)))
+    private var launchedAt: Instant?
+    /// Whether the running engine was launched with its own prediction on
+    /// (nil: not running).
+    public private(set) var launchedWithPrediction: Bool?
+
+    public init() {}
+
+    /// An input method bound the global: true when it is the one Carrel
+    /// listens to (the role's first live one), false when it must be told
+    /// it is unavailable.
+    public mutating func bound(_ client: ClientID, role: Role) -> Bool {
+        guard role == .inputMethod, engine == nil || engine == client else { return false }
+        engine = client
+        return true
+    }
+
+    /// The engine asked for the keyboard grab; false for anyone else or a
+    /// second grab (refused: one grab per engine).
+    public mutating func grabRequested(by client: ClientID) -> Bool {
+        guard client == engine, !keyboardGrabbed else { return false }
+        keyboardGrabbed = true
+        return true
+    }
+
+    /// The grab was released (or its resource destroyed).
+    public mutating func grabReleased(by client: ClientID) {
+        if client == engine { keyboardGrabbed = false }
+    }
+
+    /// Carrel launched the engine's process, its prediction on or off.
+    public mutating func launched(now: Instant, prediction: Bool) {
+        launchedAt = now
+        launchedWithPrediction = prediction
+    }
+
+    /// The engine's process ended: when to launch it again, or nil to give up.
+    public mutating func processEnded(now: Instant) -> RelaunchSchedule.Decision {
+        let lived = launchedAt.map { now.duration(since: $0) } ?? .zero
+        launchedAt = nil
+        launchedWithPrediction = nil
+        return relaunches.appExited(lived: lived)
+    }
+
+    /// The client went away: true when it was the engine (its grab goes with it).
+    public mutating func gone(_ client: ClientID) -> Bool {
+        guard client == engine else { return false }
+        engine = nil
+        keyboardGrabbed = false
+        return true
+    }
+}

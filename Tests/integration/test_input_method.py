@@ -1,0 +1,328 @@
+"""Japanese, Korean and Chinese through the policy's input method: fcitx5 with
+mozc, hangul and pinyin, launched by carrel on its own connection, composing
+for foot (text-input-v3) nested in Xvfb, keys pressed with xdotool as a
+person would. The app writes what it receives to a file: the UTF-8 there is
+what was committed."""
+
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+import carrel_harness as h
+from test_visual import start_xvfb, screenshot, save
+
+pytestmark = pytest.mark.skipif(
+    not all(os.path.exists(p) for p in ("/usr/bin/fcitx5", "/usr/bin/foot", "/usr/bin/xdotool")),
+    reason="needs fcitx5, foot and xdotool (meson-helpers/packages.sh installs them)")
+
+
+def stderr(c) -> str:
+    return c.stderr_path.read_text(errors="replace")
+
+
+def write_policy(tmp_path, engines):
+    policy = tmp_path / "policy.toml"
+    names = ", ".join(f'"{e}"' for e in engines)
+    policy.write_text(f'[input_method]\ncommand = ["/usr/bin/fcitx5"]\nengines = [{names}]\n\n'
+                      f'[control]\nsocket = "{tmp_path}/control.sock"\n')
+    return policy
+
+
+def start(carrel, procs, logdir, logs, tmp_path, engines=("mozc",), allow=("input_method",)):
+    """Xvfb, then carrel with a session begun on foot's behalf allowing
+    `allow`; foot's shell copies what it receives to a file. Returns
+    (carrel, display, file)."""
+    display = start_xvfb(procs, logdir, logs)
+    policy = write_policy(tmp_path, engines)
+    config = tmp_path / "exam.toml"
+    config.write_text("allow = [%s]\n" % ", ".join(f'"{a}"' for a in allow))
+    typed = tmp_path / "typed.txt"
+    c = carrel.start(app=["foot", "sh", "-c", 'exec cat > "$0"', str(typed)],
+                     args=["--policy", str(policy), f"--assessment={config}"], backend="x11",
+                     env={"DISPLAY": display, "LANG": "C.UTF-8"})
+    line = re.compile(r"session began \(on behalf of foot\)$", re.M)
+    assert h.wait_until(lambda: line.search(stderr(c)), 15), f"no session began\n{c.evidence()}"
+    assert h.wait_until(typed.exists, 10), f"foot's shell never ran\n{c.evidence()}"
+    return c, display, typed
+
+
+def engine_ready(c, count=1, timeout=15.0):
+    """The engine bound the input method and grabbed the keyboard `count` times."""
+    assert h.wait_until(lambda: stderr(c).count("input method: the engine grabbed the keyboard") >= count, timeout), \
+        f"the input method never grabbed the keyboard\n{c.evidence()}"
+
+
+def xdo(display, *args):
+    subprocess.run(["xdotool", *args], env=h.clean_env({"DISPLAY": display}), check=True,
+                   timeout=15, stdin=subprocess.DEVNULL, capture_output=True)
+
+
+def type_keys(display, text=None, keys=()):
+    # The pointer over carrel's X window: without a window manager, X gives
+    # the keyboard to the window under the pointer.
+    xdo(display, "mousemove", "400", "300")
+    if text:
+        xdo(display, "type", "--delay", "60", text)
+    for key in keys:
+        time.sleep(0.4)
+        xdo(display, "key", key)
+
+
+def content(path) -> str:
+    return path.read_bytes().decode("utf-8", errors="replace")
+
+
+def wait_content(path, predicate, timeout=8.0):
+    h.wait_until(lambda: predicate(content(path)), timeout)
+    return content(path)
+
+
+def light_pixels(image, box=(40, 18, 300, 200)) -> int:
+    """Light pixels below the first text line, where the candidate popup
+    opens under the text cursor; foot's own background there is dark."""
+    x0, y0, x1, y1 = box
+    return sum(1 for y in range(y0, y1, 2) for x in range(x0, x1, 2)
+               if sum(image.pixel(x, y)) > 3 * 180)
+
+
+POPUP_MINIMUM = 500  # of the 130x91 points sampled: a popup of a few lines is thousands
+
+
+def engine_pid(c) -> int:
+    found = re.findall(r"launched input method \S+ as pid (\d+)", stderr(c))
+    assert found, f"carrel never launched the input method\n{c.evidence()}"
+    return int(found[-1])
+
+
+def test_mozc_commits_japanese_when_allowed(carrel, procs, logdir, logs, tmp_path, artifacts_dir):
+    c, display, typed = start(carrel, procs, logdir, logs, tmp_path)
+    engine_ready(c)
+    # While "nihongo" is composed mozc shows its candidates (suggestions)
+    # in the popup under the text cursor.
+    type_keys(display, "nihongo")
+    last = [None]
+
+    def popup_shown():
+        last[0] = screenshot(display)
+        return light_pixels(last[0]) >= POPUP_MINIMUM
+
+    shown = h.wait_until(popup_shown, 8, interval=0.25)
+    png = save(last[0], artifacts_dir, "input-method-mozc-composing")
+    assert shown, f"no candidate popup under the text cursor ({light_pixels(last[0])} light points); screenshot {png}"
+    type_keys(display, None, ["space", "Return", "Return"])
+    text = wait_content(typed, lambda t: t.endswith("\n"))
+    assert text == "日本語\n", f"foot received {text!r}, not 日本語 and a newline\n{c.evidence()}"
+    assert c.alive(), c.evidence()
+
+
+def test_denied_input_method_keys_arrive_plain(carrel, procs, logdir, logs, tmp_path, artifacts_dir):
+    c, display, typed = start(carrel, procs, logdir, logs, tmp_path, allow=())
+    # The engine runs (the policy names it) but composes for nobody.
+    assert h.wait_until(lambda: "input method: the engine bound the input method" in stderr(c), 15), c.evidence()
+    before = stderr(c).count("activating the engine")
+    type_keys(display, "nihongo", ["space"])
+    time.sleep(1.0)
+    shot = screenshot(display)
+    png = save(shot, artifacts_dir, "input-method-denied")
+    assert light_pixels(shot) < POPUP_MINIMUM // 10, \
+        f"something light under the text line with the input method denied ({light_pixels(shot)} points): {png}"
+    type_keys(display, None, ["Return"])
+    text = wait_content(typed, lambda t: t.endswith("\n"))
+    assert text == "nihongo \n", f"foot received {text!r}, not the plain keys\n{c.evidence()}"
+    assert stderr(c).count("activating the engine") == before, \
+        f"the engine was activated for a window that may not compose\n{c.evidence()}"
+    assert "input method: the engine grabbed the keyboard" not in stderr(c) or "composing for no window" in stderr(c)
+
+
+@pytest.mark.parametrize("engine, keys, expected", [
+    ("hangul", "gksrnrdj", "한국어"),
+    ("pinyin", "zhongwen", "中文"),
+])
+def test_korean_and_chinese(carrel, procs, logdir, logs, tmp_path, engine, keys, expected):
+    c, display, typed = start(carrel, procs, logdir, logs, tmp_path, engines=(engine,))
+    engine_ready(c)
+    type_keys(display, keys, ["space", "Return"])
+    text = wait_content(typed, lambda t: t.endswith("\n"))
+    assert text.startswith(expected), f"foot received {text!r}, not {expected}\n{c.evidence()}"
+    assert c.alive(), c.evidence()
+
+
+def test_engine_killed_mid_composition(carrel, procs, logdir, logs, tmp_path):
+    c, display, typed = start(carrel, procs, logdir, logs, tmp_path)
+    engine_ready(c)
+    first = engine_pid(c)
+    type_keys(display, "nihon")
+    time.sleep(0.5)
+    os.kill(first, signal.SIGKILL)
+    # Relaunched; the session goes on; nothing of the composition was committed.
+    assert h.wait_until(lambda: engine_pid(c) != first, 10), f"the engine was not relaunched\n{c.evidence()}"
+    engine_ready(c, count=2)
+    assert "session interrupted" not in stderr(c) and "session ended" not in stderr(c), c.evidence()
+    assert content(typed) == "", f"the dead engine's composition reached the app: {content(typed)!r}"
+    type_keys(display, "nihongo", ["space", "Return", "Return"])
+    text = wait_content(typed, lambda t: t.endswith("\n"))
+    assert text == "日本語\n", f"after the relaunch foot received {text!r}\n{c.evidence()}"
+    assert c.alive(), c.evidence()
+
+
+def test_untrusted_client_cannot_bind_text_input_or_input_method(carrel, tmp_path):
+    """With an input method running, the public socket's clients see none of
+    its globals, and binding their names by guesswork ends the connection."""
+    from test_probe import PROBE_TIMEOUT, ProbeRun, probe_bin
+    h.require_tool("wayland-info")
+    c = carrel.start(app=None, args=["--policy", str(write_policy(tmp_path, ["mozc"]))])
+    assert h.wait_until(lambda: "input method: the engine bound the input method" in stderr(c), 15), c.evidence()
+    info = c.client(["wayland-info"])
+    assert info.wait_exit() == 0, info.stderr()[-3000:]
+    seen = h.wayland_info_interfaces(info.stdout())
+    hidden = {"zwp_text_input_manager_v3", "zwp_input_method_manager_v2", "zwp_virtual_keyboard_manager_v1"}
+    assert "wl_compositor" in seen, info.stdout()[-3000:]
+    assert not seen & hidden, f"an untrusted client saw {sorted(seen & hidden)}"
+    client = c.client([str(probe_bin()), "--attack", "bind_privileged", "--attack", "bind_hidden",
+                       "--timeout", "1.5"], name="probe")
+    run = ProbeRun(client, client.wait_exit(PROBE_TIMEOUT))
+    assert run.verdict("bind_privileged") == "blocked", run.evidence()
+    assert run.verdict("bind_hidden") == "blocked", run.evidence()
+    detail = run.verdicts["bind_hidden"]["detail"]
+    for name in hidden:
+        assert f"{name} exists but is hidden" in detail, \
+            f"the probe did not find and try {name} (it exists while the engine runs):\n{run.evidence()}"
+    assert c.alive(), c.evidence()
+
+
+@pytest.fixture
+def hostile_dir():
+    """A directory the hostile engine can read and write: carrel runs its
+    input method as `nobody` when it runs as root, and pytest's own
+    temporary directories are private to root."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+    d = Path(tempfile.mkdtemp(prefix="carrel-hostile-im-"))
+    os.chmod(d, 0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def generate_input_method_bindings(outdir):
+    """pywayland's scanner on wayland.xml, text-input-v3 and the input-method-v2 XML under protocols/."""
+    import sys
+    package = outdir / "carrel_im"
+    package.mkdir(parents=True)
+    xmls = ["/usr/share/wayland/wayland.xml",
+            "/usr/share/wayland-protocols/unstable/text-input/text-input-unstable-v3.xml",
+            str(h.REPO / "protocols" / "input-method-unstable-v2.xml")]
+    r = subprocess.run([sys.executable, "-m", "pywayland.scanner", "-o", str(package), "-i", *xmls],
+                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, f"pywayland.scanner failed: {r.stderr}"
+    (package / "__init__.py").write_text("")
+    return outdir
+
+
+def test_hostile_input_method_reaches_nothing_when_denied(carrel, procs, logdir, logs, tmp_path, hostile_dir):
+    """The policy's input method is hostile: it binds twice, grabs twice,
+    asks for a popup with no text input and commits oversized, malformed text
+    without end. In a session that denies the input method none of it reaches
+    the app; plain keys do; a second input method object is told it is
+    unavailable; carrel keeps running."""
+    import sys
+    generated = generate_input_method_bindings(hostile_dir / "gen")
+    report = hostile_dir / "hostile-report"
+    report.write_text("")
+    os.chmod(report, 0o666)
+    display = start_xvfb(procs, logdir, logs)
+    policy = tmp_path / "policy.toml"
+    script = h.REPO / "Tests" / "integration" / "hostile_input_method.py"
+    policy.write_text(f'[input_method]\ncommand = ["{sys.executable}", "{script}", "{generated}", "{report}"]\n\n'
+                      f'[control]\nsocket = "{tmp_path}/control.sock"\n')
+    config = tmp_path / "exam.toml"
+    config.write_text("allow = []\n")
+    typed = tmp_path / "typed.txt"
+    c = carrel.start(app=["foot", "sh", "-c", 'exec cat > "$0"', str(typed)],
+                     args=["--policy", str(policy), f"--assessment={config}"], backend="x11",
+                     env={"DISPLAY": display, "LANG": "C.UTF-8"})
+    assert h.wait_until(lambda: "session began (on behalf of foot)" in stderr(c), 15), c.evidence()
+    assert h.wait_until(lambda: report.read_text().count("committed") >= 3, 15), \
+        f"the hostile input method never got going: {report.read_text()!r}\n{c.evidence()}"
+    lines = report.read_text().split()
+    assert "second-unavailable" in lines, f"the second input method was not told unavailable: {lines}"
+    assert "the engine bound a second input method object" in stderr(c), c.evidence()
+    assert "first-unavailable" not in lines and "activate" not in lines, \
+        f"the hostile engine was activated for a window that may not compose: {lines}"
+    type_keys(display, "abc", ["Return"])
+    text = wait_content(typed, lambda t: t.endswith("\n"))
+    assert text == "abc\n", f"foot received {text[:200]!r}: not exactly the plain keys\n{c.evidence()}"
+    assert c.alive(), c.evidence()
+
+
+def test_hostile_input_method_is_bounded_when_allowed(carrel, procs, logdir, logs, tmp_path, hostile_dir):
+    """The same hostile engine in a session that allows the input method: its
+    commits reach the app (it is the policy's engine), each cut to at most
+    4000 bytes, malformed preedit cursors and deletions are clamped, and
+    carrel keeps running."""
+    import sys
+    generated = generate_input_method_bindings(hostile_dir / "gen")
+    report = hostile_dir / "hostile-report"
+    report.write_text("")
+    os.chmod(report, 0o666)
+    display = start_xvfb(procs, logdir, logs)
+    policy = tmp_path / "policy.toml"
+    script = h.REPO / "Tests" / "integration" / "hostile_input_method.py"
+    policy.write_text(f'[input_method]\ncommand = ["{sys.executable}", "{script}", "{generated}", "{report}"]\n\n'
+                      f'[control]\nsocket = "{tmp_path}/control.sock"\n')
+    config = tmp_path / "exam.toml"
+    config.write_text('allow = ["input_method"]\n')
+    typed = tmp_path / "typed.txt"
+    c = carrel.start(app=["foot", "sh", "-c", 'exec cat > "$0"', str(typed)],
+                     args=["--policy", str(policy), f"--assessment={config}"], backend="x11",
+                     env={"DISPLAY": display, "LANG": "C.UTF-8"})
+    assert h.wait_until(lambda: "session began (on behalf of foot)" in stderr(c), 15), c.evidence()
+    assert h.wait_until(lambda: "activate" in report.read_text().split(), 15), \
+        f"the engine was never activated: {report.read_text()!r}\n{c.evidence()}"
+    assert h.wait_until(lambda: report.read_text().count("committed") >= 5, 15), c.evidence()
+    # Each commit ends with a newline, so the app's `cat` writes it at once.
+    text = wait_content(typed, lambda t: "HOSTILE" in t and t.endswith("\n"))
+    assert "HOSTILE" in text, f"the allowed engine's commits never arrived: {text[:200]!r}\n{c.evidence()}"
+    for piece in text.split("HOSTILE")[1:]:
+        assert len(("HOSTILE" + piece).encode()) <= 4000 + 1, "a commit longer than 4000 bytes was relayed"
+    assert c.alive(), c.evidence()
+
+
+@pytest.mark.parametrize("prediction", [True, False])
+def test_pinyin_prediction_follows_predictive_text(carrel, procs, logdir, logs, tmp_path, artifacts_dir, prediction):
+    """Pinyin shows words predicted after a commit only when the session
+    allows predictive_text: denied, carrel restarts the engine with its
+    prediction off when the session begins."""
+    allow = ("input_method", "predictive_text") if prediction else ("input_method",)
+    c, display, typed = start(carrel, procs, logdir, logs, tmp_path, engines=("pinyin",), allow=allow)
+    if not prediction:
+        restart = "restarting the engine with its own prediction off"
+        grabbed = "input method: the engine grabbed the keyboard"
+        assert h.wait_until(lambda: restart in stderr(c), 15), c.evidence()
+        assert h.wait_until(lambda: grabbed in stderr(c)[stderr(c).index(restart):], 15), \
+            f"the restarted engine never grabbed the keyboard\n{c.evidence()}"
+    else:
+        engine_ready(c)
+        assert "restarting the engine" not in stderr(c), c.evidence()
+    type_keys(display, "zhongwen", ["space"])
+    # The candidates for "zhongwen" close when Space commits 中文; what shows
+    # after that is the prediction (or nothing).
+    time.sleep(1.5)
+    last = [None]
+
+    def popup_shown():
+        last[0] = screenshot(display)
+        return light_pixels(last[0]) >= POPUP_MINIMUM
+
+    shown = bool(h.wait_until(popup_shown, 2, interval=0.25))
+    png = save(last[0], artifacts_dir, f"input-method-pinyin-prediction-{'on' if prediction else 'off'}")
+    assert shown == prediction, \
+        f"prediction {'allowed' if prediction else 'denied'}: popup after the commit {'missing' if prediction else 'shown'} " \
+        f"({light_pixels(last[0])} light points); screenshot {png}\n{c.evidence()}"
+    type_keys(display, None, ["Escape", "Return"])
+    text = wait_content(typed, lambda t: t.endswith("\n"))
+    assert text.startswith("中文"), f"foot received {text!r}\n{c.evidence()}"
