@@ -1,4 +1,5 @@
 import CarrelCore
+import CarrelSystem
 import CarrelShim
 import Glibc
 
