@@ -42,7 +42,9 @@ final class AppProcess {
         self.logger = logger
     }
 
-    static func launch(_ command: [String], appSocket: String, logger: Logger) throws -> AppProcess {
+    /// Launches `command` connected to Carrel through `appSocket` only;
+    /// `label` names it in the log (the app, or a participant).
+    static func launch(_ command: [String], appSocket: String, logger: Logger, label: String = "app") throws -> AppProcess {
         var environment: [String: String] = [:]
         for (key, value) in ProcessEnvironment.current() { environment[key] = value }
         // The app and its children reach Carrel only through the app socket.
@@ -63,7 +65,7 @@ final class AppProcess {
         guard result == 0 else {
             throw CompositorError.launch("\(command[0]): \(SystemError.describe(result)); check the command exists and is executable")
         }
-        logger.notice("launched app \(command[0]) as pid \(pid)")
+        logger.notice("launched \(label) \(command[0]) as pid \(pid)")
         return AppProcess(pid: pid, logger: logger)
     }
 
@@ -86,7 +88,7 @@ final class AppProcess {
             if reap() != nil { return }
             usleep(10_000)
         }
-        logger.warning("app pid \(pid) ignored SIGTERM for \(grace)s; killing it")
+        logger.warning("pid \(pid) ignored SIGTERM for \(grace)s; killing it")
         kill(pid, SIGKILL)
         var status: Int32 = 0
         waitpid(pid, &status, 0)

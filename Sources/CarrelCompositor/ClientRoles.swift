@@ -37,6 +37,10 @@ final class ClientRoles {
     /// writes its pending counts.
     var clientGone: (OpaquePointer) -> Void = { _ in }
     private var appSocketDirectory: String?
+    /// Participant id of each client that came through a participant socket.
+    private var participantIDs: [OpaquePointer: String] = [:]
+    /// The open participant sockets, by participant id.
+    private var participantSockets: [String: ParticipantSocket] = [:]
 
     init(display: OpaquePointer, access: GlobalAccess, appLock: AppLockPolicy = AppLockPolicy(), logger: Logger) {
         self.display = display
@@ -116,33 +120,48 @@ final class ClientRoles {
 
     /// Opens the app socket under `runtimeDirectory`; returns its absolute path.
     func openAppSocket(runtimeDirectory: String) throws -> String {
-        let directory = "\(runtimeDirectory)/carrel-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        guard mkdir(directory, 0o700) == 0 else {
-            throw CompositorError.socket("cannot create \(directory): \(SystemError.current)")
-        }
+        let (directory, path, fd) = try listeningSocket(runtimeDirectory: runtimeDirectory, name: "app")
         appSocketDirectory = directory
-        let path = "\(directory)/app"
+        appListenFD = fd
+        appSocketPath = path
+        appAcceptSource = EventLoopFDSource(loop: wl_display_get_event_loop(display), fd: fd) { [unowned self] _ in
+            acceptClients(fd) { client in self.assign(.app, to: client) }
+        }
+        return path
+    }
+
+    /// A listening socket `name` in Carrel's private 0700 directory (made
+    /// under `runtimeDirectory` on first use).
+    private func listeningSocket(runtimeDirectory: String, name: String) throws -> (directory: String, path: String, fd: Int32) {
+        let directory = try privateDirectory(runtimeDirectory: runtimeDirectory)
+        let path = "\(directory)/\(name)"
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw CompositorError.socket("socket(): \(SystemError.current)") }
         guard let address = UnixSocketAddress(path: path) else {
             Glibc.close(fd)
-            throw CompositorError.socket("app socket path \(path) is longer than \(UnixSocketAddress.maximumPathLength) bytes; use a shorter XDG_RUNTIME_DIR")
+            throw CompositorError.socket("socket path \(path) is longer than \(UnixSocketAddress.maximumPathLength) bytes; use a shorter XDG_RUNTIME_DIR")
         }
+        unlink(path)
         let bound = address.withSockaddr { bind(fd, $0, $1) }
         guard bound == 0, listen(fd, 128) == 0 else {
             let message = SystemError.current
             Glibc.close(fd)
             throw CompositorError.socket("cannot listen on \(path): \(message)")
         }
-        appListenFD = fd
-        appSocketPath = path
-        appAcceptSource = EventLoopFDSource(loop: wl_display_get_event_loop(display), fd: fd) { [unowned self] _ in
-            acceptAppClients(fd)
-        }
-        return path
+        return (directory, path, fd)
     }
 
-    private func acceptAppClients(_ listenFD: Int32) {
+    private func privateDirectory(runtimeDirectory: String) throws -> String {
+        if let appSocketDirectory { return appSocketDirectory }
+        let directory = "\(runtimeDirectory)/carrel-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        guard mkdir(directory, 0o700) == 0 else {
+            throw CompositorError.socket("cannot create \(directory): \(SystemError.current)")
+        }
+        appSocketDirectory = directory
+        return directory
+    }
+
+    private func acceptClients(_ listenFD: Int32, _ assignRole: (OpaquePointer) -> Void) {
         while true {
             let fd = accept(listenFD, nil, nil)
             if fd < 0 { return }
@@ -153,9 +172,43 @@ final class ClientRoles {
                 Glibc.close(fd)
                 continue
             }
-            assign(.app, to: client)
+            assignRole(client)
         }
     }
+
+    // MARK: - Participant sockets
+
+    /// Opens participant `id`'s own socket (only the process Carrel launches
+    /// is told where it is); every connection through it has role
+    /// `participant` with that id. Returns its absolute path.
+    func openParticipantSocket(_ id: String, runtimeDirectory: String) throws -> String {
+        closeParticipantSocket(id)
+        let (_, path, fd) = try listeningSocket(runtimeDirectory: runtimeDirectory, name: "participant-\(id)")
+        let source = EventLoopFDSource(loop: wl_display_get_event_loop(display), fd: fd) { [unowned self] _ in
+            acceptClients(fd) { client in
+                self.participantIDs[client] = id
+                self.assign(.participant, to: client)
+            }
+        }
+        participantSockets[id] = ParticipantSocket(path: path, fd: fd, source: source)
+        return path
+    }
+
+    /// Closes participant `id`'s socket and disconnects every client that
+    /// came through it (their windows go with them).
+    func closeParticipantSocket(_ id: String) {
+        if let socket = participantSockets.removeValue(forKey: id) {
+            socket.source?.cancel()
+            Glibc.close(socket.fd)
+            unlink(socket.path)
+        }
+        for (client, participant) in participantIDs where participant == id {
+            wl_client_destroy(client)
+        }
+    }
+
+    /// The participant id `client` connected as, if it came through a participant socket.
+    func participantID(of client: OpaquePointer) -> String? { participantIDs[client] }
 
     /// Gives `client` its role; its destroy listener is already in place
     /// (`connected` ran inside wl_client_create).
@@ -169,6 +222,7 @@ final class ClientRoles {
 
     private func forget(_ client: OpaquePointer) {
         clientGone(client)
+        participantIDs[client] = nil
         roles[client] = nil
         executables[client] = nil
         processes[client] = nil
@@ -176,6 +230,7 @@ final class ClientRoles {
     }
 
     func close() {
+        for id in Array(participantSockets.keys) { closeParticipantSocket(id) }
         createdListener?.disconnect()
         createdListener = nil
         appAcceptSource?.cancel()
@@ -187,4 +242,11 @@ final class ClientRoles {
         appSocketPath = nil
         appSocketDirectory = nil
     }
+}
+
+/// One participant's listening socket.
+private struct ParticipantSocket {
+    let path: String
+    let fd: Int32
+    let source: EventLoopFDSource?
 }

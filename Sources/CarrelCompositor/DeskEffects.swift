@@ -36,6 +36,12 @@ extension Server {
             break  // The seat does these with the event in hand (Input).
         case .focus(let target):
             focus(target)
+        case .raiseWindow(let id):
+            raise(id)
+        case .relaunchParticipant(let id):
+            if let message = participants.start([id], policy: policy, runtimeDirectory: runtimeDirectory) {
+                return decide { $0.participantLaunchFailed(id, message) }
+            }
         case .setWindowShown(let id, let shown):
             setWindowShown(id, shown)
         case .applyScreenRules(let rules):

@@ -69,6 +69,10 @@ public final class Server {
     /// Restriction providers (network, media): recovery, cgroup, verify timer.
     private(set) var providerHost: ProviderHost?
     private var exitStatus: Int32 = 0
+    /// The live session's participant programs.
+    private(set) var participants: Participants!
+    /// `XDG_RUNTIME_DIR`, where the private sockets live (set in `run`).
+    private(set) var runtimeDirectory = ""
     private(set) public var publicSocketName: String = ""
 
     public init(options: CompositorOptions, logger: Logger) throws {
@@ -164,6 +168,7 @@ public final class Server {
         installAudit()
         input = Input(server: self)
         assessment = AssessmentService(server: self, logger: logger)
+        participants = Participants(roles: roles, logger: logger)
         setUntrustedLayerVisible(!screenRules.hidesUntrustedLayer)
     }
 
@@ -174,6 +179,7 @@ public final class Server {
     /// Returns the process exit status Carrel should end with.
     public func run() throws -> Int32 {
         let runtimeDirectory = try Self.runtimeDirectory()
+        self.runtimeDirectory = runtimeDirectory
         guard let socket = wl_display_add_socket_auto(display) else {
             throw CompositorError.socket("no free wayland-N name in \(runtimeDirectory)")
         }
@@ -241,6 +247,9 @@ public final class Server {
 
     /// The app ended: what that means (end its session, relaunch, stop) is Core's.
     private func handleChildExit() {
+        for (id, status) in participants.reap() {
+            drive { $0.participantExited(id, description: status.description, now: AssessmentService.now()) }
+        }
         guard let app, let status = app.reap() else { return }
         self.app = nil
         drive { $0.appExited(status: status.carrelExitStatus, description: status.description, now: AssessmentService.now()) }
@@ -287,6 +296,7 @@ public final class Server {
             app.terminate(grace: 2.0)
             self.app = nil
         }
+        participants.stop()
         controlSocket?.close()
         controlSocket = nil
         assessment.shutdown()
