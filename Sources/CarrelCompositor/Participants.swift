@@ -39,6 +39,10 @@ final class Participants {
                 let socket = try roles.openParticipantSocket(id, runtimeDirectory: runtimeDirectory)
                 processes[id] = try AppProcess.launch(participant.command, appSocket: socket, logger: logger, label: "participant \(id)")
                 started.append(id)
+            } catch CompositorError.launch(let why) {
+                roles.closeParticipantSocket(id)
+                stop(started)
+                return "participant \(id) could not be started: \(why)"
             } catch {
                 roles.closeParticipantSocket(id)
                 stop(started)
