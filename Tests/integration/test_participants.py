@@ -11,7 +11,10 @@ during a session follows the policy's on_exit.
 from __future__ import annotations
 
 import os
+import re
 import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -21,13 +24,17 @@ from test_assessment import (ACTIVE, EVENT_TIMEOUT, INACTIVE, INTEGRITY, World, 
                              client_python, expect_lock_state, pywayland_protocols, wait_lock_state)
 
 PARTICIPANT_UNAVAILABLE = _SESSION.failure_reason.participant_unavailable.value
+# What each party draws: the exam (assessment_client.py's buffer), the
+# participant and an untrusted client that must never be seen.
+EXAM_COLOUR, PARTICIPANT_COLOUR, UNTRUSTED_COLOUR = (0x33, 0x66, 0xcc), (0x33, 0xcc, 0x66), (0xcc, 0x33, 0x33)
+TOLERANCE = 4
 
 
 def policy(tmp_path: Path, on_exit: str = "interrupt") -> Path:
     path = tmp_path / "policy.toml"
     path.write_text(
         "[participants.calc]\n"
-        f"command = [\"{h.paint_bin()}\", \"--color\", \"33cc66\"]\n"
+        f"command = [\"{h.paint_bin()}\", \"--color\", \"%02x%02x%02x\"]\n" % PARTICIPANT_COLOUR +
         f"on_exit = \"{on_exit}\"\n"
         "[participants.missing]\n"
         "command = [\"/nonexistent/carrel-test-calculator\"]\n")
@@ -72,10 +79,21 @@ def participant_sockets(world) -> list[str]:
 
 @pytest.fixture
 def make_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols):
-    def make(on_exit: str = "interrupt") -> World:
+    def make(on_exit: str = "interrupt", **kwargs) -> World:
         return World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
-                     args=["--policy", str(policy(tmp_path, on_exit))])
+                     args=["--policy", str(policy(tmp_path, on_exit))], **kwargs)
     return make
+
+
+@pytest.fixture(scope="module")
+def xvfb(tmp_path_factory):
+    """One Xvfb for the module's visual tests, ended when they are done."""
+    from test_visual import start_xvfb
+    tracker = h.ProcessTracker()
+    logdir = tmp_path_factory.mktemp("xvfb")
+    display = start_xvfb(tracker, logdir, [])
+    yield display
+    tracker.end_all()
 
 
 def begin_with(world, participant: str):
@@ -172,4 +190,76 @@ def test_kill_9_of_a_participant_relaunches_it_when_the_policy_says_so(make_worl
     a.send("end s")
     a.expect("session s ended")
     assert participants_of(world.carrel) == []
+    world.alive()
+
+
+def near(rgb, colour) -> bool:
+    return all(abs(a - b) <= TOLERANCE for a, b in zip(rgb, colour))
+
+
+def test_exam_and_participant_side_by_side_and_no_untrusted_frame_as_x_shows_it(make_world, xvfb, paint_bin,
+                                                                                 artifacts_dir):
+    from test_visual import save, screenshot
+    world = make_world(backend="x11", env={"DISPLAY": xvfb})
+    stranger = world.carrel.client([str(paint_bin), "--color", "%02x%02x%02x" % UNTRUSTED_COLOUR, "--animate"],
+                                   name="untrusted-paint")
+    a = begin_with(world, "calc")
+    a.began()
+    # carrel's X window sits at the screen's corner, 1280x720 (no window manager):
+    # the exam keeps the left 854 pixels, the participant the right 426.
+    exam_points, participant_points = [(100, 100), (500, 360), (840, 700)], [(870, 100), (1100, 360), (1270, 700)]
+    shots, last = [], [None]
+
+    def laid_out():
+        image = screenshot(xvfb)
+        last[0] = image
+        shots.append(image)
+        return all(near(image.pixel(x, y), EXAM_COLOUR) for x, y in exam_points) and \
+            all(near(image.pixel(x, y), PARTICIPANT_COLOUR) for x, y in participant_points)
+
+    ok = h.wait_until(laid_out, 10, interval=0.2)
+    png = save(last[0], artifacts_dir, "participants-side-by-side")
+    assert ok, (f"exam #3366cc at {exam_points} and participant #33cc66 at {participant_points} expected; "
+                f"got {[last[0].pixel(x, y) for x, y in exam_points + participant_points]}; screenshot {png}\n"
+                f"{world.carrel.evidence()}")
+    for _ in range(5):
+        shots.append(screenshot(xvfb))
+        time.sleep(0.1)
+    for index, image in enumerate(shots):
+        seen = [(x, y) for y in range(0, 720, 8) for x in range(0, 1280, 8)
+                if near(image.pixel(x, y), UNTRUSTED_COLOUR)]
+        assert not seen, f"the untrusted window showed in screenshot {index} at {seen[:5]}"
+    a.send("end s")
+    a.expect("session s ended")
+    assert participants_of(world.carrel) == []
+    assert stranger.alive()
+    world.alive()
+
+
+def test_ctrl_alt_tab_moves_focus_between_exam_and_participant(make_world, xvfb):
+    h.require_tool("xdotool")
+    from test_enforcement import x_windows
+    world = make_world(backend="x11", env={"DISPLAY": xvfb})
+    a = begin_with(world, "calc")
+    a.began()
+    env = h.clean_env({"DISPLAY": xvfb})
+    window = x_windows(xvfb)[0]
+    subprocess.run(["xdotool", "windowfocus", "--sync", window], env=env, check=True, timeout=10)
+    switches = []
+    for _ in range(2):
+        subprocess.run(["xdotool", "key", "ctrl+alt+Tab"], env=env, check=True, timeout=10)
+
+        def switched():
+            text = world.carrel.stderr_path.read_text(errors="replace")
+            found = re.findall(r"session focus switch: (the exam|participant calc)", text)
+            return found if len(found) > len(switches) else None
+
+        found = h.wait_until(switched, 5)
+        assert found, f"Ctrl+Alt+Tab did not switch focus\n{world.carrel.evidence()}"
+        switches = found
+    assert switches == ["the exam", "participant calc"], switches
+    a.sync()
+    assert not a.matching("session s (interrupted|ended).*"), "the focus switch must not leave the session"
+    a.send("end s")
+    a.expect("session s ended")
     world.alive()

@@ -42,7 +42,9 @@ extension Desk {
         let shown = windows.entries.filter { $0.isMapped && $0.owner.role != .untrusted && rules.shows($0.owner) }
         guard shown.count > 1, let lowest = shown.first else { return [.consumeKey] }
         windows.raise(lowest.id)
-        return [.consumeKey, .raiseWindow(lowest.id), .focus(focusTarget)]
+        let whose = lowest.owner.participantID.map { "participant \($0)" } ?? "the exam"
+        return [.consumeKey, .log(SessionLogEntry(.notice, "session focus switch: \(whose) (window \(lowest.id)) raised and focused")),
+                .raiseWindow(lowest.id), .focus(focusTarget)]
     }
 
     // MARK: - Waiting for participants' windows
