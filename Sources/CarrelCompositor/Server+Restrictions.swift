@@ -52,10 +52,10 @@ extension Server {
     /// Takes down what the providers hold for `id`; Core has already
     /// decided what the scene shows without it.
     func revertRestrictions(for id: SessionID) {
+        guard restrictionsHeldFor == id else { return }
         // Participants exist only with their session: stopped (reaped, their
         // windows gone) before the session's last event is sent.
         participants.stop()
-        guard restrictionsHeldFor == id else { return }
         providerHost?.revert()
         restrictionsHeldFor = nil
         logger.info("restrictions reverted for \(id)")

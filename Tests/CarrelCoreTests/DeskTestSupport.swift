@@ -159,6 +159,7 @@ struct DeskDouble {
         case .relaunchParticipant(let id):
             participantRelaunches.append(id)
             if let failure = participantStartFailure { return desk.participantLaunchFailed(id, failure) }
+            runningParticipants.insert(id)
         case .recordOwnBegin, .log:
             break
         }
@@ -178,8 +179,9 @@ struct DeskDouble {
             guard restrictionsSucceed else { return desk.restrictionsApplied(set, .failed("hook refused"), now: now) }
             runningParticipants = Set(set.participants)
             return desk.restrictionsApplied(set, .applied, now: now)
-        case .revertRestrictions:
-            runningParticipants = []
+        case .revertRestrictions(let id):
+            // As Server does: only the restrictions held are reverted, and the participants with them.
+            if desk.restrictions == nil || desk.restrictions?.session == id { runningParticipants = [] }
         case .startPresentationWait(let id, _):
             if presentsAtOnce { return desk.framePresented(id, now: now) }
             awaitingFrame.insert(id)
