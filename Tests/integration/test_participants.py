@@ -36,6 +36,8 @@ def policy(tmp_path: Path, on_exit: str = "interrupt") -> Path:
         "[participants.calc]\n"
         f"command = [\"{h.paint_bin()}\", \"--color\", \"%02x%02x%02x\"]\n" % PARTICIPANT_COLOUR +
         f"on_exit = \"{on_exit}\"\n"
+        "[participants.galculator]\n"
+        "command = [\"/usr/bin/galculator\"]\n"
         "[participants.missing]\n"
         "command = [\"/nonexistent/carrel-test-calculator\"]\n")
     return path
@@ -262,4 +264,33 @@ def test_ctrl_alt_tab_moves_focus_between_exam_and_participant(make_world, xvfb)
     assert not a.matching("session s (interrupted|ended).*"), "the focus switch must not leave the session"
     a.send("end s")
     a.expect("session s ended")
+    world.alive()
+
+
+def test_galculator_as_participant_shows_beside_the_exam_and_is_gone_after_ended(make_world, xvfb, artifacts_dir):
+    """A real GTK3 application (Wayland backend) as the participant."""
+    from test_visual import save, screenshot
+    if not Path("/usr/bin/galculator").exists():
+        pytest.skip("galculator is not installed (Debian package galculator)")
+    world = make_world(backend="x11", env={"DISPLAY": xvfb})
+    a = begin_with(world, "galculator")
+    a.began()
+    [pid] = [p for p in children_of(world.carrel) if Path(f"/proc/{p}/comm").read_text().strip() == "galculator"]
+    last = [None]
+
+    def drawn():
+        # The column right of the exam shows the calculator: not the exam's
+        # colour, and not one flat colour (buttons, a display, labels).
+        image = last[0] = screenshot(xvfb)
+        column = {image.pixel(x, y) for x in range(880, 1270, 10) for y in range(10, 710, 10)}
+        exam = {image.pixel(x, y) for x in range(10, 840, 40) for y in range(10, 710, 40)}
+        return exam == {EXAM_COLOUR} and EXAM_COLOUR not in column and len(column) > 3
+
+    ok = h.wait_until(drawn, 15, interval=0.3)
+    png = save(last[0], artifacts_dir, "participants-galculator")
+    assert ok, f"galculator did not show in the right column beside the exam; screenshot {png}\n{world.carrel.evidence()}"
+    a.send("end s")
+    a.expect("session s ended")
+    assert not Path(f"/proc/{pid}").exists(), f"galculator (pid {pid}) still exists after ended"
+    assert participant_sockets(world) == []
     world.alive()
