@@ -97,7 +97,8 @@ final class Probe {
 
     private func bindPrivileged(_ session: Session) -> Verdict {
         var wanted = privilegedInterfaces
-        if options.role == .untrusted { wanted.append(assessmentInterface) }
+        // Only the app may see the assessment global.
+        if options.role != .app { wanted.append(assessmentInterface) }
         let offered = session.connection.globals.filter { wanted.contains($0.interface) }
         if offered.isEmpty {
             return Verdict(attack: .bindPrivileged, succeeded: false,

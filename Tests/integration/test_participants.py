@@ -30,9 +30,18 @@ EXAM_COLOUR, PARTICIPANT_COLOUR, UNTRUSTED_COLOUR = (0x33, 0x66, 0xcc), (0x33, 0
 TOLERANCE = 4
 
 
+PROBE_ATTACKS = ["bind_privileged", "bind_hidden", "capture", "inject_keys", "layer_surface",
+                 "clipboard_write", "map_toplevel"]
+
+
 def policy(tmp_path: Path, on_exit: str = "interrupt") -> Path:
+    from test_probe import probe_bin
     path = tmp_path / "policy.toml"
+    probe_command = ", ".join(f'"{a}"' for a in [str(probe_bin()), "--as", "participant", "--hold", "20",
+                                                  *[x for attack in PROBE_ATTACKS for x in ("--attack", attack)]])
     path.write_text(
+        "[participants.probe]\n"
+        f"command = [{probe_command}]\n" +
         "[participants.calc]\n"
         f"command = [\"{h.paint_bin()}\", \"--color\", \"%02x%02x%02x\"]\n" % PARTICIPANT_COLOUR +
         f"on_exit = \"{on_exit}\"\n"
@@ -293,4 +302,36 @@ def test_galculator_as_participant_shows_beside_the_exam_and_is_gone_after_ended
     a.expect("session s ended")
     assert not Path(f"/proc/{pid}").exists(), f"galculator (pid {pid}) still exists after ended"
     assert participant_sockets(world) == []
+    world.alive()
+
+
+def test_the_probe_as_a_participant_is_blocked_from_capture_layers_privileged_globals_and_the_exam(
+        make_world, xvfb, procs):
+    """carrel-probe launched by Carrel as the participant: on a seat with a
+    keyboard, with its window shown beside the exam (map_toplevel succeeds: a
+    participant's window is meant to show), everything else is refused."""
+    import json
+    world = make_world(backend="x11", env={"DISPLAY": xvfb})
+    a = begin_with(world, "probe")
+    a.began()
+
+    def summary():
+        for line in world.carrel.stdout_path.read_text(errors="replace").splitlines():
+            if line.startswith("{") and '"summary"' in line:
+                return json.loads(line)
+        return None
+
+    found = h.wait_until(summary, 30, interval=0.2)
+    assert found, f"the probe printed no summary\n{world.carrel.evidence()}"
+    verdicts = {r["attack"]: r for r in map(json.loads, (l for l in world.carrel.stdout_path.read_text().splitlines()
+                                                          if l.startswith('{"attack"')))}
+    assert set(verdicts) == set(PROBE_ATTACKS), verdicts
+    assert found["role"] == "participant", found
+    for attack in PROBE_ATTACKS:
+        expected = "succeeded" if attack == "map_toplevel" else "blocked"
+        assert verdicts[attack]["verdict"] == expected, f"{attack}: {verdicts[attack]}"
+    a.sync()
+    assert not a.matching("session s (interrupted|ended).*"), a.lines
+    a.send("end s")
+    a.expect("session s ended")
     world.alive()
