@@ -19,6 +19,7 @@ Everything here needs root (netns, nftables, cgroups); without it the tests skip
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import shutil
@@ -549,3 +550,34 @@ def test_media_without_a_session_bus_fails_closed(carrel, procs, logdir, logs, t
     assert int(m.group(2)) == RESTRICTION_FAILED and "media" in m.group(3), m.group(0)
     w.alive()
     assert [e[:2] for e in audit_events(w) if e[0] == "provider_failed"] == [("provider_failed", "apply")], audit_events(w)
+
+
+def test_network_a_participant_without_network_does_not_connect_while_the_app_does(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, netns):
+    """A participant Carrel launched (policy network = false) runs outside the
+    app's cgroup: during the session the app connects, the participant does not."""
+    start_server(netns, procs, logdir)
+    trigger, result = tmp_path / "participant-go", tmp_path / "participant-result"
+    policy = tmp_path / "policy.toml"
+    script = (f'"{h.paint_bin()}" & while [ ! -e "{trigger}" ]; do sleep 0.05; done; '
+              f'"{sys.executable}" "{NETPROBE}" connect {PORT} > "{result}.tmp"; mv "{result}.tmp" "{result}"; wait')
+    policy.write_text("[participants.calc]\n"
+                      f"command = [\"/bin/sh\", \"-c\", {json.dumps(script)}]\n"
+                      "network = false\n")
+    w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, netns,
+                 args=("--provider", "network", "--policy", str(policy)))
+    a = w.client("exam")
+    a.map()
+    a.bind()
+    a.send("config c ; participant c calc")
+    a.begin(config="c")
+    a.began()
+    assert netns.table_exists(), f"began without carrel's nftables table\n{log_text(w)}"
+    trigger.touch()
+    assert h.wait_until(result.exists, 10), f"the participant never tried to connect\n{log_text(w)}"
+    outcome = result.read_text().strip()
+    assert outcome.startswith("fail"), f"the participant (network = false) connected: {outcome}"
+    assert w.app_connect() == "ok", "the session's app must keep its network"
+    a.send("end s")
+    a.expect("session s ended")
+    w.alive()
