@@ -623,6 +623,11 @@ carrel_assessment_configuration_v1_allow_feature(struct carrel_assessment_config
  * begin or update with this configuration fail with
  * unsupported_configuration.
  *
+ * The compositor launches the participants a session names (they are
+ * never the client's to start) and ends them before the session's last
+ * event. One that cannot be started makes the begin fail, or the update
+ * fail, with participant_unavailable (version 2).
+ *
  * Adding the same id twice on one configuration raises the already_set
  * protocol error. Different ids may be added.
  */
@@ -820,8 +825,10 @@ struct carrel_assessment_session_v1_listener {
 	 * The session is active. The compositor sends began only when
 	 * every restriction of the session holds and a frame showing only
 	 * the session's windows has been presented on every enabled
-	 * output. If that frame is not presented within a bounded wait,
-	 * the compositor sends failed(timeout) instead.
+	 * output, and every participant the session names shows a window.
+	 * If that frame is not presented within a bounded wait, the
+	 * compositor sends failed(timeout) instead; if a participant shows
+	 * no window within it, failed(participant_unavailable).
 	 */
 	void (*began)(void *data,
 		      struct carrel_assessment_session_v1 *carrel_assessment_session_v1);

@@ -530,6 +530,12 @@ struct carrel_assessment_configuration_v1_interface {
 	 * policy does not know makes a begin or update with this
 	 * configuration fail with unsupported_configuration.
 	 *
+	 * The compositor launches the participants a session names (they
+	 * are never the client's to start) and ends them before the
+	 * session's last event. One that cannot be started makes the begin
+	 * fail, or the update fail, with participant_unavailable (version
+	 * 2).
+	 *
 	 * Adding the same id twice on one configuration raises the
 	 * already_set protocol error. Different ids may be added.
 	 * @param id the participant's id in the policy
