@@ -37,7 +37,8 @@ final class Participants {
             }
             do {
                 let socket = try roles.openParticipantSocket(id, runtimeDirectory: runtimeDirectory)
-                processes[id] = try AppProcess.launch(participant.command, appSocket: socket, logger: logger, label: "participant \(id)")
+                processes[id] = try AppProcess.launch(participant.command, appSocket: socket, logger: logger,
+                                                      label: "participant \(id)", ownProcessGroup: true)
                 started.append(id)
             } catch CompositorError.launch(let why) {
                 roles.closeParticipantSocket(id)
@@ -73,6 +74,7 @@ final class Participants {
         var exited: [(String, AppExit)] = []
         for (id, process) in processes {
             guard let status = process.reap() else { continue }
+            process.endGroup()
             processes[id] = nil
             roles.closeParticipantSocket(id)
             exited.append((id, status))

@@ -45,6 +45,8 @@ def policy(tmp_path: Path, on_exit: str = "interrupt") -> Path:
         "[participants.calc]\n"
         f"command = [\"{h.paint_bin()}\", \"--color\", \"%02x%02x%02x\"]\n" % PARTICIPANT_COLOUR +
         f"on_exit = \"{on_exit}\"\n"
+        "[participants.wrapped]\n"
+        f"command = [\"/bin/sh\", \"-c\", \"\\\"{h.paint_bin()}\\\" & sleep 300 & wait\"]\n"
         "[participants.galculator]\n"
         "command = [\"/usr/bin/galculator\"]\n"
         "[participants.missing]\n"
@@ -334,4 +336,31 @@ def test_the_probe_as_a_participant_is_blocked_from_capture_layers_privileged_gl
     assert not a.matching("session s (interrupted|ended).*"), a.lines
     a.send("end s")
     a.expect("session s ended")
+    world.alive()
+
+
+def processes_on(socket_name: str) -> list[int]:
+    """Every process whose environment points WAYLAND_DISPLAY at a socket named socket_name."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if any(e.startswith(b"WAYLAND_DISPLAY=") and e.endswith(b"/" + socket_name.encode()) for e in environ):
+                found.append(int(entry))
+    return found
+
+
+def test_a_participant_started_through_a_shell_ends_with_everything_it_started(make_world):
+    world = make_world()
+    a = begin_with(world, "wrapped")
+    a.began()
+    running = processes_on("participant-wrapped")
+    assert len(running) >= 3, f"expected the shell, carrel-paint and sleep, found {running}"
+    a.send("end s")
+    a.expect("session s ended")
+    assert h.wait_until(lambda: processes_on("participant-wrapped") == [], 3), \
+        f"left behind after ended: {processes_on('participant-wrapped')}"
     world.alive()
