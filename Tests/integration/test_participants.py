@@ -47,6 +47,10 @@ def policy(tmp_path: Path, on_exit: str = "interrupt") -> Path:
         f"on_exit = \"{on_exit}\"\n"
         "[participants.wrapped]\n"
         f"command = [\"/bin/sh\", \"-c\", \"\\\"{h.paint_bin()}\\\" & sleep 300 & wait\"]\n"
+        "[participants.quitter]\n"
+        "command = [\"/bin/false\"]\n"
+        "[participants.windowless]\n"
+        "command = [\"/bin/sleep\", \"30\"]\n"
         "[participants.galculator]\n"
         "command = [\"/usr/bin/galculator\"]\n"
         "[participants.missing]\n"
@@ -363,4 +367,18 @@ def test_a_participant_started_through_a_shell_ends_with_everything_it_started(m
     a.expect("session s ended")
     assert h.wait_until(lambda: processes_on("participant-wrapped") == [], 3), \
         f"left behind after ended: {processes_on('participant-wrapped')}"
+    world.alive()
+
+
+@pytest.mark.parametrize("participant,why", [("quitter", "exited before the session began"),
+                                             ("windowless", "showed no window")])
+def test_a_participant_that_exits_at_once_or_shows_no_window_fails_the_begin(make_world, participant, why):
+    world = make_world()
+    a = begin_with(world, participant)
+    m = a.expect(r"session s (began|failed (\d+) (.*))")
+    assert m.group(2) == str(PARTICIPANT_UNAVAILABLE), f"begin was answered {m.group(0)!r}"
+    assert participant in m.group(3) and why in m.group(3), m.group(0)
+    wait_lock_state(a, INACTIVE)
+    assert participant_sockets(world) == []
+    assert processes_on(f"participant-{participant}") == [], "the participant outlived its failed begin"
     world.alive()
