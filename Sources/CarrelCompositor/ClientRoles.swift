@@ -5,12 +5,15 @@ import Glibc
 import Logging
 
 /// Gives every connection its role from the socket it came through (the
-/// launched app's private socket or the public one) and answers libwayland's global filter from the Core role table.
+/// launched app's private socket, a participant's, or the public one) and
+/// answers libwayland's global filter from the Core role table.
 ///
 /// The public socket is libwayland's own (`wl_display_add_socket_auto`); any
 /// client Carrel did not accept itself is therefore *untrusted* — the default
 /// fails closed. The app socket is a listening socket Carrel accepts on by
 /// hand, in a 0700 directory of its own, so it can record the role at accept.
+/// Each participant of a live session gets one the same way, beside it
+/// (`participant-ID`), open only while that session is.
 ///
 /// Every client's executable is read once, when it connects: the realpath of
 /// `/proc/PID/exe` for the pid libwayland took from SO_PEERCRED. Only that —
