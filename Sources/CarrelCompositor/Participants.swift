@@ -14,6 +14,11 @@ final class Participants {
     private let roles: ClientRoles
     private let logger: Logger
     private var processes: [String: AppProcess] = [:]
+    /// Spawns participant `id` through the body (inside its network cgroup
+    /// when it keeps the network: `ProviderHost.launchParticipant`).
+    var launch: (_ id: String, _ participant: ParticipantPolicy, _ body: () throws -> AppProcess) throws -> AppProcess = { try $2() }
+    /// Participant `id` is stopped and reaped.
+    var stopped: (_ id: String) -> Void = { _ in }
 
     init(roles: ClientRoles, logger: Logger) {
         self.roles = roles
@@ -37,8 +42,10 @@ final class Participants {
             }
             do {
                 let socket = try roles.openParticipantSocket(id, runtimeDirectory: runtimeDirectory)
-                processes[id] = try AppProcess.launch(participant.command, appSocket: socket, logger: logger,
-                                                      label: "participant \(id)", ownProcessGroup: true)
+                processes[id] = try launch(id, participant) {
+                    try AppProcess.launch(participant.command, appSocket: socket, logger: logger,
+                                          label: "participant \(id)", ownProcessGroup: true)
+                }
                 started.append(id)
             } catch CompositorError.launch(let why) {
                 roles.closeParticipantSocket(id)
@@ -65,6 +72,7 @@ final class Participants {
                 logger.notice("participant \(id) (pid \(process.pid)) stopped")
             }
             roles.closeParticipantSocket(id)
+            stopped(id)
         }
     }
 
@@ -77,6 +85,7 @@ final class Participants {
             process.endGroup()
             processes[id] = nil
             roles.closeParticipantSocket(id)
+            stopped(id)
             exited.append((id, status))
         }
         return exited.sorted { $0.0 < $1.0 }

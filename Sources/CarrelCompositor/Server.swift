@@ -192,6 +192,13 @@ public final class Server {
             audit.record(AuditEvent.providerFailed, session: restrictionsSession, reason: "verify", detail: message)
             drive { $0.integrityLost(message) }
         }
+        providerHost.participantsWithNetwork = { [unowned self] set in
+            ParticipantNetwork.allowed(set, policy: policy.participants)
+        }
+        participants.launch = { id, participant, body in
+            try providerHost.launchParticipant(id, network: participant.network, body)
+        }
+        participants.stopped = { id in providerHost.participantStopped(id) }
         self.providerHost = providerHost
 
         guard wlr_backend_start(backend) else {

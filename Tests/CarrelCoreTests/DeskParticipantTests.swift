@@ -225,3 +225,20 @@ struct DeskParticipantTests {
         #expect(!double.isShown(2), "the calculator left with the update")
     }
 }
+
+@Suite("Network provider: which participants keep the network")
+struct ParticipantNetworkTests {
+    @Test("only participants the session names with network = true, in the session's order")
+    func allowed() {
+        let policy = ["calculator": ParticipantPolicy(command: ["/usr/bin/galculator"]),
+                      "browser": ParticipantPolicy(command: ["/usr/bin/browser"], network: true),
+                      "dictionary": ParticipantPolicy(command: ["/usr/bin/dict"], network: true)]
+        let set = RestrictionSet(session: SessionID(1), owner: ClientID(1), ownerRole: .app,
+                                 configuration: AssessmentConfiguration(participants: ["dictionary", "calculator", "browser"]), policy: SessionPolicy())
+        #expect(ParticipantNetwork.allowed(set, policy: policy) == ["dictionary", "browser"])
+        let none = RestrictionSet(session: SessionID(2), owner: ClientID(1), ownerRole: .app,
+                                  configuration: AssessmentConfiguration(participants: ["calculator"]), policy: SessionPolicy())
+        #expect(ParticipantNetwork.allowed(none, policy: policy).isEmpty)
+        #expect(ParticipantNetwork.cgroupName(run: 4711, participant: "browser") == "carrel-4711-participant-browser")
+    }
+}
