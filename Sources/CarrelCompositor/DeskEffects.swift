@@ -36,6 +36,7 @@ extension Server {
             break  // The seat does these with the event in hand (Input).
         case .focus(let target):
             focus(target)
+            return decide { $0.focusMoved(to: target) }
         case .raiseWindow(let id):
             raise(id)
         case .relaunchParticipant(let id):

@@ -242,3 +242,36 @@ struct ParticipantNetworkTests {
         #expect(ParticipantNetwork.cgroupName(run: 4711, participant: "browser") == "carrel-4711-participant-browser")
     }
 }
+
+@Suite("Desk: the clipboard between the exam and its participants")
+struct ParticipantClipboardTests {
+    @Test("focus moving between exam and participant empties the selections; within one client or outside a session it does not")
+    func isolated() {
+        var setup = DeskMode.plain.setup()
+        setup.policy.participants = ["calculator": ParticipantPolicy(command: ["/usr/bin/galculator"])]
+        setup.policy.session.knownParticipants = ["calculator"]
+        var double = DeskDouble(setup)
+        double.window(1, Owners.app)
+        double.window(9, Owners.calculator)
+        #expect(double.focusMoves(to: 1).isEmpty && double.focusMoves(to: 9).isEmpty, "no session: nothing is isolated")
+        let id = double.desk.allocateSessionID()
+        let now = double.now
+        double.run { $0.begin(id, client: Owners.app.client, role: .app, surface: .mappedToplevel,
+                              configuration: AssessmentConfiguration(participants: ["calculator"]), now: now) }
+        #expect(double.events[id] == [.began])
+        #expect(double.focusMoves(to: 1).contains(.session(.clearSelections)), "participant → exam")
+        #expect(double.focusMoves(to: 9).contains(.session(.clearSelections)), "exam → participant")
+        double.window(10, Owners.calculator)
+        #expect(!double.focusMoves(to: 10).contains(.session(.clearSelections)), "between the participant's own windows")
+        let switched = double.key(.press(Sym.tab, [.ctrl, .alt]))
+        #expect(switched.consumes)
+        #expect(double.log.suffix(4).contains(.session(.clearSelections)), "the focus switch goes through the same rule")
+    }
+}
+
+extension DeskDouble {
+    /// The compositor reports focus on window `id`; returns what the Desk decided.
+    mutating func focusMoves(to id: UInt64) -> [DeskEffect] {
+        run { $0.focusMoved(to: WindowID(id)) }
+    }
+}

@@ -127,6 +127,7 @@ struct DeskDouble {
             consumedKeys += 1
         case .focus(let window):
             focused = window
+            return desk.focusMoved(to: window)
         case .setWindowShown(let id, let isShown):
             shown[id] = isShown
         case .applyScreenRules(let rules):

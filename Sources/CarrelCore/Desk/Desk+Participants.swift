@@ -47,6 +47,22 @@ extension Desk {
                 .raiseWindow(lowest.id), .focus(focusTarget)]
     }
 
+    // MARK: - The clipboard between the exam and its participants
+
+    /// The compositor put keyboard focus on `window`. During a session that
+    /// isolates the clipboard, focus moving between the exam and a
+    /// participant (either way) empties the clipboard and primary selection:
+    /// only the focused client is offered them, so nothing the exam copied
+    /// can be pasted into a calculator, nor the other way round.
+    public mutating func focusMoved(to window: WindowID?) -> [DeskEffect] {
+        let owner = window.flatMap { windows.owner(of: $0) }
+        defer { focusedOwner = owner }
+        guard let restrictions, restrictions.isolateClipboard, let previous = focusedOwner, let owner,
+              previous.client != owner.client, previous.role == .participant || owner.role == .participant else { return [] }
+        return [.log(SessionLogEntry(.info, "focus moved between the exam and a participant; clipboard and primary selection emptied")),
+                .session(.clearSelections)]
+    }
+
     // MARK: - Waiting for participants' windows
 
     /// The participants the restrictions of `id` name that have no mapped window.

@@ -82,6 +82,8 @@ public struct Desk: Sendable {
     var participantWindowWait: SessionID?
     /// Relaunches of each participant in the live session (`on_exit = "relaunch"`).
     var participantRelaunches: [String: Int] = [:]
+    /// The owner of the window the compositor last reported focused.
+    var focusedOwner: WindowOwner?
 
     public init(_ setup: Setup) {
         policy = setup.policy
