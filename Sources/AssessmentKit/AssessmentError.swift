@@ -39,6 +39,9 @@ public struct AssessmentError: Error, Hashable, Sendable, CustomStringConvertibl
         /// The machine does not meet the administrator's preconditions for
         /// sessions; another configuration would fail the same way (protocol version 2).
         case preconditionsUnmet
+        /// A participant the configuration names could not be started; nothing
+        /// was left applied (protocol version 2).
+        case participantUnavailable
 
         // interruption_reason: interrupted.
         /// A restriction stopped holding.
@@ -82,6 +85,7 @@ public struct AssessmentError: Error, Hashable, Sendable, CustomStringConvertibl
             case .interrupted: self = .interrupted
             case .cancelled: self = .cancelled
             case .preconditionsUnmet: self = .preconditionsUnmet
+            case .participantUnavailable: self = .participantUnavailable
             }
         }
 

@@ -36,13 +36,21 @@ final class AppProcess {
     let pid: pid_t
     private let logger: Logger
     private var exited = false
+    /// It leads a process group of its own: ending it ends what it started.
+    private let leadsGroup: Bool
 
-    private init(pid: pid_t, logger: Logger) {
+    private init(pid: pid_t, logger: Logger, leadsGroup: Bool) {
         self.pid = pid
         self.logger = logger
+        self.leadsGroup = leadsGroup
     }
 
-    static func launch(_ command: [String], appSocket: String, logger: Logger) throws -> AppProcess {
+    /// Launches `command` connected to Carrel through `appSocket` only;
+    /// `label` names it in the log (the app, or a participant).
+    /// `ownProcessGroup`: it leads a new process group, so `terminate` ends
+    /// its children too (a participant started through a shell).
+    static func launch(_ command: [String], appSocket: String, logger: Logger, label: String = "app",
+                       ownProcessGroup: Bool = false) throws -> AppProcess {
         var environment: [String: String] = [:]
         for (key, value) in ProcessEnvironment.current() { environment[key] = value }
         // The app and its children reach Carrel only through the app socket.
@@ -59,12 +67,20 @@ final class AppProcess {
             envp.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let result = withCleanSpawnAttributes { posix_spawnp(&pid, command[0], nil, &$0, argv, envp) }
+        let result = withCleanSpawnAttributes { attributes in
+            if ownProcessGroup {
+                var flags: Int16 = 0
+                posix_spawnattr_getflags(&attributes, &flags)
+                posix_spawnattr_setflags(&attributes, flags | Int16(POSIX_SPAWN_SETPGROUP))
+                posix_spawnattr_setpgroup(&attributes, 0)
+            }
+            return posix_spawnp(&pid, command[0], nil, &attributes, argv, envp)
+        }
         guard result == 0 else {
             throw CompositorError.launch("\(command[0]): \(SystemError.describe(result)); check the command exists and is executable")
         }
-        logger.notice("launched app \(command[0]) as pid \(pid)")
-        return AppProcess(pid: pid, logger: logger)
+        logger.notice("launched \(label) \(command[0]) as pid \(pid)")
+        return AppProcess(pid: pid, logger: logger, leadsGroup: ownProcessGroup)
     }
 
     /// Reaps the app if it has exited; nil while it runs.
@@ -79,18 +95,31 @@ final class AppProcess {
 
     /// Asks the app to end, then kills it after `grace` seconds.
     func terminate(grace: Double) {
-        guard !exited else { return }
-        kill(pid, SIGTERM)
+        guard !exited else {
+            endGroup()
+            return
+        }
+        kill(leadsGroup ? -pid : pid, SIGTERM)
         let deadline = Self.monotonicSeconds() + grace
         while Self.monotonicSeconds() < deadline {
-            if reap() != nil { return }
+            if reap() != nil {
+                endGroup()
+                return
+            }
             usleep(10_000)
         }
-        logger.warning("app pid \(pid) ignored SIGTERM for \(grace)s; killing it")
-        kill(pid, SIGKILL)
+        logger.warning("pid \(pid) ignored SIGTERM for \(grace)s; killing it")
+        kill(leadsGroup ? -pid : pid, SIGKILL)
         var status: Int32 = 0
         waitpid(pid, &status, 0)
         exited = true
+    }
+
+    /// What is left of its process group once it has exited (nothing when
+    /// it leads none): killed, so nothing it started outlives it.
+    func endGroup() {
+        guard leadsGroup else { return }
+        kill(-pid, SIGKILL)
     }
 
     private static func monotonicSeconds() -> Double {

@@ -5,12 +5,16 @@ import Glibc
 import Logging
 
 /// Gives every connection its role from the socket it came through (the
-/// launched app's private socket, the input method's socket pair, or the public one) and answers libwayland's global filter from the Core role table.
+/// launched app's private socket, a participant's, the input method's socket
+/// pair, or the public one) and answers libwayland's global filter from the
+/// Core role table.
 ///
 /// The public socket is libwayland's own (`wl_display_add_socket_auto`); any
 /// client Carrel did not accept itself is therefore *untrusted* — the default
 /// fails closed. The app socket is a listening socket Carrel accepts on by
 /// hand, in a 0700 directory of its own, so it can record the role at accept.
+/// Each participant of a live session gets one the same way, beside it
+/// (`participant-ID`), open only while that session is.
 ///
 /// Every client's executable is read once, when it connects: the realpath of
 /// `/proc/PID/exe` for the pid libwayland took from SO_PEERCRED. Only that —
@@ -28,8 +32,8 @@ final class ClientRoles {
     private var processes: [OpaquePointer: pid_t] = [:]
     private var createdListener: Listener?
     private var clientListeners: [OpaquePointer: Listener] = [:]
-    private var listenFDs: [Int32] = []
-    private var acceptSources: [EventLoopFDSource] = []
+    private var appListenFD: Int32 = -1
+    private var appAcceptSource: EventLoopFDSource?
     private(set) var appSocketPath: String?
     /// Whether a session holds restrictions (capture is hidden then).
     var sessionActive: () -> Bool = { false }
@@ -37,6 +41,10 @@ final class ClientRoles {
     /// writes its pending counts.
     var clientGone: (OpaquePointer) -> Void = { _ in }
     private var appSocketDirectory: String?
+    /// Participant id of each client that came through a participant socket.
+    private var participantIDs: [OpaquePointer: String] = [:]
+    /// The open participant sockets, by participant id.
+    private var participantSockets: [String: ParticipantSocket] = [:]
 
     init(display: OpaquePointer, access: GlobalAccess, appLock: AppLockPolicy = AppLockPolicy(), logger: Logger) {
         self.display = display
@@ -116,14 +124,60 @@ final class ClientRoles {
 
     /// Opens the app socket under `runtimeDirectory`; returns its absolute path.
     func openAppSocket(runtimeDirectory: String) throws -> String {
+        let (directory, path, fd) = try listeningSocket(runtimeDirectory: runtimeDirectory, name: "app")
+        appSocketDirectory = directory
+        appListenFD = fd
+        appSocketPath = path
+        appAcceptSource = EventLoopFDSource(loop: wl_display_get_event_loop(display), fd: fd) { [unowned self] _ in
+            acceptClients(fd) { client in self.assign(.app, to: client) }
+        }
+        return path
+    }
+
+    /// A listening socket `name` in Carrel's private 0700 directory (made
+    /// under `runtimeDirectory` on first use).
+    private func listeningSocket(runtimeDirectory: String, name: String) throws -> (directory: String, path: String, fd: Int32) {
+        let directory = try privateDirectory(runtimeDirectory: runtimeDirectory)
+        let path = "\(directory)/\(name)"
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+        guard fd >= 0 else { throw CompositorError.socket("socket(): \(SystemError.current)") }
+        guard let address = UnixSocketAddress(path: path) else {
+            Glibc.close(fd)
+            throw CompositorError.socket("socket path \(path) is longer than \(UnixSocketAddress.maximumPathLength) bytes; use a shorter XDG_RUNTIME_DIR")
+        }
+        unlink(path)
+        let bound = address.withSockaddr { bind(fd, $0, $1) }
+        guard bound == 0, listen(fd, 128) == 0 else {
+            let message = SystemError.current
+            Glibc.close(fd)
+            throw CompositorError.socket("cannot listen on \(path): \(message)")
+        }
+        return (directory, path, fd)
+    }
+
+    private func privateDirectory(runtimeDirectory: String) throws -> String {
+        if let appSocketDirectory { return appSocketDirectory }
         let directory = "\(runtimeDirectory)/carrel-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         guard mkdir(directory, 0o700) == 0 else {
             throw CompositorError.socket("cannot create \(directory): \(SystemError.current)")
         }
         appSocketDirectory = directory
-        let path = try openRoleSocket("\(directory)/app", role: .app)
-        appSocketPath = path
-        return path
+        return directory
+    }
+
+    private func acceptClients(_ listenFD: Int32, _ assignRole: (OpaquePointer) -> Void) {
+        while true {
+            let fd = accept(listenFD, nil, nil)
+            if fd < 0 { return }
+            // The app's children must not inherit the connection by accident.
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            guard let client = wl_client_create(display, fd) else {
+                logger.error("could not create a client for an app connection")
+                Glibc.close(fd)
+                continue
+            }
+            assignRole(client)
+        }
     }
 
     /// A connection for the input method Carrel is about to launch: one end
@@ -144,45 +198,39 @@ final class ClientRoles {
         return fds[1]
     }
 
-    /// A listening socket at `path` whose clients get `role` at accept.
-    private func openRoleSocket(_ path: String, role: Role) throws -> String {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { throw CompositorError.socket("socket(): \(SystemError.current)") }
-        guard let address = UnixSocketAddress(path: path) else {
-            Glibc.close(fd)
-            throw CompositorError.socket("\(role) socket path \(path) is longer than \(UnixSocketAddress.maximumPathLength) bytes; use a shorter XDG_RUNTIME_DIR")
+    // MARK: - Participant sockets
+
+    /// Opens participant `id`'s own socket (only the process Carrel launches
+    /// is told where it is); every connection through it has role
+    /// `participant` with that id. Returns its absolute path.
+    func openParticipantSocket(_ id: String, runtimeDirectory: String) throws -> String {
+        closeParticipantSocket(id)
+        let (_, path, fd) = try listeningSocket(runtimeDirectory: runtimeDirectory, name: "participant-\(id)")
+        let source = EventLoopFDSource(loop: wl_display_get_event_loop(display), fd: fd) { [unowned self] _ in
+            acceptClients(fd) { client in
+                self.participantIDs[client] = id
+                self.assign(.participant, to: client)
+            }
         }
-        let bound = address.withSockaddr { bind(fd, $0, $1) }
-        guard bound == 0, listen(fd, 128) == 0 else {
-            let message = SystemError.current
-            Glibc.close(fd)
-            throw CompositorError.socket("cannot listen on \(path): \(message)")
-        }
-        guard let source = EventLoopFDSource(loop: wl_display_get_event_loop(display), fd: fd, { [unowned self] _ in
-            acceptClients(fd, role: role)
-        }) else {
-            Glibc.close(fd)
-            throw CompositorError.socket("cannot watch \(path) for connections")
-        }
-        listenFDs.append(fd)
-        acceptSources.append(source)
+        participantSockets[id] = ParticipantSocket(path: path, fd: fd, source: source)
         return path
     }
 
-    private func acceptClients(_ listenFD: Int32, role: Role) {
-        while true {
-            let fd = accept(listenFD, nil, nil)
-            if fd < 0 { return }
-            // The app's children must not inherit the connection by accident.
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            guard let client = wl_client_create(display, fd) else {
-                logger.error("could not create a client for a \(role) connection")
-                Glibc.close(fd)
-                continue
-            }
-            assign(role, to: client)
+    /// Closes participant `id`'s socket and disconnects every client that
+    /// came through it (their windows go with them).
+    func closeParticipantSocket(_ id: String) {
+        if let socket = participantSockets.removeValue(forKey: id) {
+            socket.source?.cancel()
+            Glibc.close(socket.fd)
+            unlink(socket.path)
+        }
+        for (client, participant) in participantIDs where participant == id {
+            wl_client_destroy(client)
         }
     }
+
+    /// The participant id `client` connected as, if it came through a participant socket.
+    func participantID(of client: OpaquePointer) -> String? { participantIDs[client] }
 
     /// Gives `client` its role; its destroy listener is already in place
     /// (`connected` ran inside wl_client_create).
@@ -196,6 +244,7 @@ final class ClientRoles {
 
     private func forget(_ client: OpaquePointer) {
         clientGone(client)
+        participantIDs[client] = nil
         roles[client] = nil
         executables[client] = nil
         processes[client] = nil
@@ -203,15 +252,23 @@ final class ClientRoles {
     }
 
     func close() {
+        for id in Array(participantSockets.keys) { closeParticipantSocket(id) }
         createdListener?.disconnect()
         createdListener = nil
-        for source in acceptSources { source.cancel() }
-        acceptSources.removeAll()
-        for fd in listenFDs { Glibc.close(fd) }
-        listenFDs.removeAll()
+        appAcceptSource?.cancel()
+        appAcceptSource = nil
+        if appListenFD >= 0 { Glibc.close(appListenFD) }
+        appListenFD = -1
         if let path = appSocketPath { unlink(path) }
         if let directory = appSocketDirectory { rmdir(directory) }
         appSocketPath = nil
         appSocketDirectory = nil
     }
+}
+
+/// One participant's listening socket.
+private struct ParticipantSocket {
+    let path: String
+    let fd: Int32
+    let source: EventLoopFDSource?
 }

@@ -42,6 +42,13 @@ extension Server {
             restartInputMethod()
         case .focus(let target):
             focus(target)
+            return decide { $0.focusMoved(to: target) }
+        case .raiseWindow(let id):
+            raise(id)
+        case .relaunchParticipant(let id):
+            if let message = participants.start([id], policy: policy, runtimeDirectory: runtimeDirectory) {
+                return decide { $0.participantLaunchFailed(id, message) }
+            }
         case .setWindowShown(let id, let shown):
             setWindowShown(id, shown)
         case .applyScreenRules(let rules):

@@ -13,6 +13,8 @@ extension Server {
             view.setShown(rules.shows(view.owner))
         }
         updateCurtains()
+        // A session naming participants gives the exam the left part.
+        replaceAll()
         failCaptureFrames(on: nil)
         // Pointer focus may sit on a window that just left the scene.
         input?.pointerFocusChanged()
@@ -26,11 +28,21 @@ extension Server {
         if restrictionsHeldFor != set.session, let unmet = unmetPreconditions(for: set.session) {
             return .unsupported(unmet)
         }
-        // Providers first: if one fails, nothing here has changed.
+        // Participants the set adds start first, all or nothing: one that
+        // cannot start leaves the running ones as they were.
+        let participantsBefore = Array(participants.running)
+        if let message = participants.start(set.participants, policy: policy, runtimeDirectory: runtimeDirectory) {
+            audit.record("participant_unavailable", session: set.session, detail: message)
+            return .participantUnavailable(message)
+        }
+        // Providers next: if one fails, nothing here has changed.
         if case .failed(let message)? = providerHost?.apply(set) {
+            participants.stop(except: participantsBefore)
             audit.record(AuditEvent.providerFailed, session: set.session, reason: "apply", detail: message)
             return .failed(message)
         }
+        // Participants an update leaves out go once the rest holds.
+        participants.stop(except: set.participants)
         restrictionsHeldFor = set.session
         logger.info("restrictions up for \(set.session)")
         audit.record("restrictions_applied", session: set.session, detail: set.description)
@@ -41,6 +53,9 @@ extension Server {
     /// decided what the scene shows without it.
     func revertRestrictions(for id: SessionID) {
         guard restrictionsHeldFor == id else { return }
+        // Participants exist only with their session: stopped (reaped, their
+        // windows gone) before the session's last event is sent.
+        participants.stop()
         providerHost?.revert()
         restrictionsHeldFor = nil
         logger.info("restrictions reverted for \(id)")

@@ -11,7 +11,7 @@ extension Server {
         case WLR_XDG_SURFACE_ROLE_TOPLEVEL:
             let client = wl_resource_get_client(xdgSurface.pointee.resource)!
             let role = roles.role(of: client)
-            let owner = WindowOwner(client: clientID(client), role: role)
+            let owner = WindowOwner(client: clientID(client), role: role, participantID: roles.participantID(of: client))
             let layer = role == .untrusted ? untrustedLayer : appLayer
             let view = View(id: WindowID(nextWindowID), owner: owner, xdgSurface: xdgSurface,
                             parentNode: &layer.pointee.node, server: self)
@@ -57,8 +57,9 @@ extension Server {
     /// Sends the kiosk size with the first configure. Dialogs choose their size.
     func placeBeforeMap(_ view: View) {
         guard view.parentView == nil, let output = primaryOutputBox else { return }
-        let placement = Placement.toplevel(output: output, parent: nil, requested: Size(width: 0, height: 0))
-        wlr_xdg_toplevel_set_fullscreen(view.xdgSurface, true)
+        let area = desk.area(for: view.owner, output: output)
+        let placement = Placement.toplevel(output: area, parent: nil, requested: Size(width: 0, height: 0))
+        wlr_xdg_toplevel_set_fullscreen(view.xdgSurface, area == output)
         wlr_xdg_toplevel_set_size(view.xdgSurface, UInt32(placement.rect.width), UInt32(placement.rect.height))
         wlr_scene_node_set_position(view.sceneNode, Int32(placement.rect.x), Int32(placement.rect.y))
     }
@@ -70,7 +71,7 @@ extension Server {
     }
 
     private func place(_ view: View) {
-        guard let output = primaryOutputBox else { return }
+        guard let output = primaryOutputBox.map({ desk.area(for: view.owner, output: $0) }) else { return }
         var geometry = wlr_box()
         wlr_xdg_surface_get_geometry(view.xdgSurface, &geometry)
         let parentRect = view.parentView.map { parent -> Rect in
@@ -84,7 +85,7 @@ extension Server {
                                            requested: Size(width: Int(geometry.width), height: Int(geometry.height)))
         switch placement {
         case .fullscreen(let rect):
-            wlr_xdg_toplevel_set_fullscreen(view.xdgSurface, true)
+            wlr_xdg_toplevel_set_fullscreen(view.xdgSurface, primaryOutputBox == rect)
             wlr_xdg_toplevel_set_size(view.xdgSurface, UInt32(rect.width), UInt32(rect.height))
             wlr_scene_node_set_position(view.sceneNode, Int32(rect.x), Int32(rect.y))
         case .floating(let rect):
@@ -125,6 +126,14 @@ extension Server {
     /// Shows or hides one window, as Core decided when it was created.
     func setWindowShown(_ id: WindowID, _ shown: Bool) {
         views.values.first { $0.id == id }?.setShown(shown)
+    }
+
+    /// Puts a mapped window on top of its layer (Core's focus switch).
+    func raise(_ id: WindowID) {
+        guard let view = stack.first(where: { $0.id == id && $0.isMapped }) else { return }
+        stack.removeAll { $0 === view }
+        stack.append(view)
+        view.raiseToTop()
     }
 
     /// Keyboard focus on `target` (Core's choice), activated; none when nil.

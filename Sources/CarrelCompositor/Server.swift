@@ -77,6 +77,10 @@ public final class Server {
     var inputMethodDirectory: String?
     /// Who the engine runs as when Carrel runs as root.
     var inputMethodUser: InputMethodProcess.User?
+    /// The live session's participant programs.
+    private(set) var participants: Participants!
+    /// `XDG_RUNTIME_DIR`, where the private sockets live (set in `run`).
+    private(set) var runtimeDirectory = ""
     private(set) public var publicSocketName: String = ""
 
     public init(options: CompositorOptions, logger: Logger) throws {
@@ -173,6 +177,7 @@ public final class Server {
         input = Input(server: self)
         createTextInputRelay()
         assessment = AssessmentService(server: self, logger: logger)
+        participants = Participants(roles: roles, logger: logger)
         setUntrustedLayerVisible(!screenRules.hidesUntrustedLayer)
     }
 
@@ -183,6 +188,7 @@ public final class Server {
     /// Returns the process exit status Carrel should end with.
     public func run() throws -> Int32 {
         let runtimeDirectory = try Self.runtimeDirectory()
+        self.runtimeDirectory = runtimeDirectory
         guard let socket = wl_display_add_socket_auto(display) else {
             throw CompositorError.socket("no free wayland-N name in \(runtimeDirectory)")
         }
@@ -196,6 +202,13 @@ public final class Server {
             audit.record(AuditEvent.providerFailed, session: restrictionsSession, reason: "verify", detail: message)
             drive { $0.integrityLost(message) }
         }
+        providerHost.participantsWithNetwork = { [unowned self] set in
+            ParticipantNetwork.allowed(set, policy: policy.participants)
+        }
+        participants.launch = { id, participant, body in
+            try providerHost.launchParticipant(id, network: participant.network, body)
+        }
+        participants.stopped = { id in providerHost.participantStopped(id) }
         self.providerHost = providerHost
 
         guard wlr_backend_start(backend) else {
@@ -252,6 +265,9 @@ public final class Server {
     /// The app ended: what that means (end its session, relaunch, stop) is Core's.
     private func handleChildExit() {
         _ = reapInputMethod()
+        for (id, status) in participants.reap() {
+            drive { $0.participantExited(id, description: status.description, now: AssessmentService.now()) }
+        }
         guard let app, let status = app.reap() else { return }
         self.app = nil
         drive { $0.appExited(status: status.carrelExitStatus, description: status.description, now: AssessmentService.now()) }
@@ -298,6 +314,7 @@ public final class Server {
             app.terminate(grace: 2.0)
             self.app = nil
         }
+        participants.stop()
         controlSocket?.close()
         controlSocket = nil
         stopInputMethod()

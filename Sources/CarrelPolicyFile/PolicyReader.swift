@@ -100,14 +100,26 @@ struct PolicyReader {
                 problem(path, "a participant id must be 1 to 32 characters of a-z, 0-9, _ and -, got \(Self.quoted(id))")
                 continue
             }
-            guard let p = section(t, path, keys: ["command", "network"]) else { continue }
+            guard let p = section(t, path, keys: ["command", "network", "on_exit"]) else { continue }
             let command = command(p, path + ["command"])
             let network = bool(p, path + ["network"])
+            let onExit = participantExit(p, path + ["on_exit"])
             if let command {
-                policy.participants[id] = ParticipantPolicy(command: command, network: network ?? false)
+                policy.participants[id] = ParticipantPolicy(command: command, network: network ?? false,
+                                                            onExit: onExit ?? .interrupt)
                 policy.session.knownParticipants.insert(id)
             }
         }
+    }
+
+    private mutating func participantExit(_ t: TOMLTable, _ path: [String]) -> ParticipantExitPolicy? {
+        let names = ParticipantExitPolicy.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
+        guard let text = string(t, path, expected: names) else { return nil }
+        guard let value = ParticipantExitPolicy(rawValue: text) else {
+            problem(path, "must be \(names), got \(Self.quoted(text))")
+            return nil
+        }
+        return value
     }
 
     private mutating func readCapture(_ t: TOMLTable, into capture: inout CapturePolicy) {

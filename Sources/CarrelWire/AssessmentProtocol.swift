@@ -4,7 +4,8 @@ public enum AssessmentProtocol {
     /// The highest interface version this build speaks: the compositor
     /// offers it, AssessmentKit binds it (or less, if the compositor offers less).
     ///
-    /// Version 2 added `failure_reason.preconditions_unmet`.
+    /// Version 2 added `failure_reason.preconditions_unmet` and
+    /// `failure_reason.participant_unavailable`.
     public static let version: UInt32 = 2
 
     public static let managerInterface = "carrel_assessment_manager_v1"

@@ -30,9 +30,19 @@ public enum FailureReason: UInt32, Sendable, Hashable, CaseIterable, CustomStrin
     /// sessions (for example, it runs nested in another display server).
     /// Version 2; version-1 clients receive `other`.
     case preconditionsUnmet = 10
+    /// A participant the configuration names could not be started: its
+    /// command is missing or not executable, it exited at once, or it showed
+    /// no window within the bounded wait. Nothing was left applied.
+    /// Version 2; version-1 clients receive `other`.
+    case participantUnavailable = 11
 
     /// The protocol version that introduced the reason.
-    public var since: UInt32 { self == .preconditionsUnmet ? 2 : 1 }
+    public var since: UInt32 {
+        switch self {
+        case .preconditionsUnmet, .participantUnavailable: return 2
+        default: return 1
+        }
+    }
 
     public var protocolName: String {
         switch self {
@@ -47,6 +57,7 @@ public enum FailureReason: UInt32, Sendable, Hashable, CaseIterable, CustomStrin
         case .interrupted: return "interrupted"
         case .cancelled: return "cancelled"
         case .preconditionsUnmet: return "preconditions_unmet"
+        case .participantUnavailable: return "participant_unavailable"
         }
     }
 

@@ -97,6 +97,7 @@ final class ExamRenderer {
         case .alreadyActive: return "Another exam session is already running."
         case .notEntitled: return "This app is not allowed to lock the machine."
         case .preconditionsUnmet: return "This machine does not meet the requirements for an exam."
+        case .participantUnavailable: return "A tool this exam needs could not be started."
         case .unsupportedConfiguration: return "The exam asked for settings this machine cannot provide."
         case .surfaceNotReady: return "The exam window was not shown yet."
         case .timeout: return "The screen could not be locked in time."

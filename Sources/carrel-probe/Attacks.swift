@@ -98,9 +98,11 @@ final class Probe {
 
     private func bindPrivileged(_ session: Session) -> Verdict {
         var wanted = privilegedInterfaces
+        // Only the app may see the assessment global.
+        if options.role != .app { wanted.append(assessmentInterface) }
         // Text input is the app's and participants' (composed text from the
         // input method); never an untrusted client's.
-        if options.role == .untrusted { wanted += [assessmentInterface, textInputInterface] }
+        if options.role == .untrusted { wanted.append(textInputInterface) }
         let offered = session.connection.globals.filter { wanted.contains($0.interface) }
         if offered.isEmpty {
             return Verdict(attack: .bindPrivileged, succeeded: false,

@@ -31,10 +31,12 @@ enum Attack: String, CaseIterable {
 }
 
 /// Which socket's rules the probe checks against: the untrusted public socket,
-/// or the app socket (as a child of the exam app would connect).
+/// or the app socket (as a child of the exam app would connect), or a
+/// participant's own socket (launched by Carrel beside the exam).
 enum ProbeRole: String {
     case untrusted
     case app
+    case participant
 }
 
 /// A colour as 0xRRGGBB.
@@ -138,7 +140,7 @@ struct ProbeOptions {
             case "--as":
                 let text = try value(for: flag)
                 guard let role = ProbeRole(rawValue: text) else {
-                    throw ParseError.invalid("--as expects untrusted or app, got '\(text)'")
+                    throw ParseError.invalid("--as expects untrusted, app or participant, got '\(text)'")
                 }
                 options.role = role
             case "--marker":

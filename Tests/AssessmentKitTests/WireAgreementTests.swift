@@ -42,6 +42,7 @@ struct WireAgreementTests {
             (CARREL_ASSESSMENT_SESSION_V1_FAILURE_REASON_INTERRUPTED.rawValue, "interrupted"),
             (CARREL_ASSESSMENT_SESSION_V1_FAILURE_REASON_CANCELLED.rawValue, "cancelled"),
             (CARREL_ASSESSMENT_SESSION_V1_FAILURE_REASON_PRECONDITIONS_UNMET.rawValue, "preconditions_unmet"),
+            (CARREL_ASSESSMENT_SESSION_V1_FAILURE_REASON_PARTICIPANT_UNAVAILABLE.rawValue, "participant_unavailable"),
         ]
         #expect(wire.count == FailureReason.allCases.count)
         for (value, name) in wire {

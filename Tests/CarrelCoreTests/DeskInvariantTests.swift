@@ -6,6 +6,8 @@ import Testing
 /// kiosk, assessment, kiosk + assessment, with Guided Access locks where
 /// they are allowed), checking its promises after every step. A failure
 /// names the mode, seed and step; `run(mode:seed:steps:)` replays it.
+/// Protocol sessions sometimes name the policy's participant (a calculator,
+/// relaunched on exit under odd seeds, interrupting under even ones).
 @Suite("Desk invariants under random input sequences")
 struct DeskInvariantTests {
     static let seeds: [UInt64] = (1...10).map { $0 &* 0x9E37_79B9_7F4A_7C15 }
@@ -35,7 +37,8 @@ struct DeskInvariantTests {
         for outcome in ["deliver", "consume", "vt", "emergency interrupt", "passcode entry", "passcode checked",
                         "unlocked", "confirmation answered", "selection accepted", "selection refused", "selection audited",
                         "drag accepted", "drag refused", "relaunch", "give up", "stop", "session began", "session ended",
-                        "kiosk gap", "foreign window"] {
+                        "kiosk gap", "foreign window", "participant relaunch", "participant interrupt",
+                        "participant unavailable", "focus switch", "began with participant"] {
             #expect(outcomes.contains(outcome), "never reached \(outcome)")
         }
         for outcome in ["kiosk: relaunch", "kioskAssessment: relaunch", "kioskAssessment: session began",
@@ -47,7 +50,7 @@ struct DeskInvariantTests {
     enum Input: String, CaseIterable {
         case createWindow, mapWindow, unmapWindow, destroyWindow, key, selection, drag, appExit, relaunchFires,
              lock, unlock, begin, end, destroySession, presentFrames, presentationDeadline, timeLimit,
-             integrityLost, administrativeEnd, extend, toggleHooks
+             integrityLost, administrativeEnd, extend, toggleHooks, participantExit
     }
 
     struct Result {
@@ -60,9 +63,16 @@ struct DeskInvariantTests {
         var rng = SeededRandom(seed: seed)
         var result = Result()
         func roll(_ n: Int) -> Int { Int(rng.next() % UInt64(n)) }
+        // Participants' choices draw from their own generator, so adding them
+        // left the other inputs' sequences as they were.
+        var participantRNG = SeededRandom(seed: seed ^ 0xCA1C)
+        func participantRoll(_ n: Int) -> Int { Int(participantRNG.next() % UInt64(n)) }
 
         var setup = mode.setup(maximumRelaunches: 2)
         setup.policy.appLock = AppLockPolicy(allowedExecutables: ["/usr/bin/seb"], requireConfirmation: true)
+        setup.policy.participants = ["calculator": ParticipantPolicy(command: ["/usr/bin/galculator"],
+                                                                     onExit: seed % 2 == 1 ? .relaunch : .interrupt)]
+        setup.policy.session.knownParticipants = ["calculator"]
         var double = DeskDouble(setup)
         var appRun: UInt64 = 0
         var appRunning = true
@@ -77,7 +87,7 @@ struct DeskInvariantTests {
         let keys: [KeyPress] = [
             .press(Sym.a), .release(Sym.a), .press(Sym.vt2, [.ctrl, .alt]), .press(Sym.delete, [.ctrl, .alt]),
             .press(Sym.u, [.ctrl, .alt]), .press(Sym.y), .press(Sym.n), .press(Sym.escape), .press(Sym.enter),
-            .typed("2"), .typed("4"), .typed("6"), .typed("8"), .typed("1"),
+            .typed("2"), .typed("4"), .typed("6"), .typed("8"), .typed("1"), .press(Sym.tab, [.ctrl, .alt]),
         ]
 
         for step in 0..<steps {
@@ -120,7 +130,11 @@ struct DeskInvariantTests {
             case .key:
                 // Someone at the open passcode entry mostly types and presses Enter.
                 let typing: [KeyPress] = [.typed("2"), .typed("4"), .typed("6"), .typed("8"), .press(Sym.enter)]
-                let key = double.desk.passcodeEntry.isOpen && roll(5) != 0 ? typing[roll(typing.count)] : keys[roll(keys.count)]
+                var key = double.desk.passcodeEntry.isOpen && roll(5) != 0 ? typing[roll(typing.count)] : keys[roll(keys.count)]
+                // With the exam and a participant on screen, the student often switches between them.
+                if double.desk.restrictions?.participants.isEmpty == false, participantRoll(3) == 0 {
+                    key = .press(Sym.tab, [.ctrl, .alt])
+                }
                 described += " \(key)"
                 effects = double.key(key)
             case .selection:
@@ -172,13 +186,31 @@ struct DeskInvariantTests {
                     (appOwner().client, .app, nil), (Owners.helper.client, .app, nil),
                     (Owners.stranger.client, .untrusted, "/usr/bin/seb"), (Owners.stranger.client, .untrusted, nil),
                 ][roll(4)]
-                let configuration = role == .untrusted ? AssessmentConfiguration(allowedFeatures: Set(AssessmentFeature.allCases)) : nil
+                let configuration = role == .untrusted ? AssessmentConfiguration(allowedFeatures: Set(AssessmentFeature.allCases))
+                    : participantRoll(2) == 0 ? AssessmentConfiguration(participants: ["calculator"]) : nil
+                if configuration?.participants.isEmpty == false, role == .app, appRunning || client == Owners.helper.client,
+                   participantRoll(2) == 0 {
+                    // The exam's own toplevel, mapped just before it begins (as createWindow would).
+                    let window = nextWindow
+                    nextWindow += 1
+                    windows[window] = WindowOwner(client: client, role: role)
+                    double.window(window, WindowOwner(client: client, role: role))
+                    appAway = false
+                }
                 let id = double.desk.allocateSessionID()
                 protocolSessions.append(id)
                 let now = double.now
                 described += " \(id) by \(client)"
                 double.run { $0.begin(id, client: client, role: role, executable: executable, surface: .mappedToplevel,
                                       configuration: configuration, now: now) }
+                // A participant Carrel started mostly maps its window soon after.
+                if double.runningParticipants.contains("calculator"), participantRoll(3) != 0 {
+                    let window = nextWindow
+                    nextWindow += 1
+                    windows[window] = Owners.calculator
+                    described += ", calculator window \(window)"
+                    double.window(window, Owners.calculator)
+                }
             case .end:
                 guard let id = protocolSessions.randomElement(using: &rng) else { break }
                 double.run { $0.end(id) }
@@ -210,6 +242,17 @@ struct DeskInvariantTests {
             case .toggleHooks:
                 double.restrictionsSucceed = roll(6) != 0
                 double.presentsAtOnce = roll(3) != 0
+                double.participantStartFailure = participantRoll(6) == 0 ? "participant calculator could not be started" : nil
+            case .participantExit:
+                guard double.runningParticipants.contains("calculator") else { break }
+                // Its connection goes too, sometimes after the exit is seen.
+                if participantRoll(2) == 0 {
+                    for (id, owner) in windows where owner.role == .participant {
+                        windows[id] = nil
+                        double.destroy(id)
+                    }
+                }
+                double.participantExits("calculator")
             }
 
             let stepLog = Array(double.log[mark...])
@@ -254,8 +297,18 @@ struct DeskInvariantTests {
                 outcomes.insert("emergency interrupt")
             case .session(.dismissConfirmation) where input == .key: outcomes.insert("confirmation answered")
             case .log(let entry) where entry.message.contains("giving up"): outcomes.insert("give up")
+            case .relaunchParticipant: outcomes.insert("participant relaunch")
+            case .session(.send(_, .interrupted(.integrity, let message))) where input == .participantExit && message.contains("calculator"):
+                outcomes.insert("participant interrupt")
+            case .session(.send(_, .failed(.participantUnavailable, _))), .session(.send(_, .updateFailed(.participantUnavailable, _))):
+                outcomes.insert("participant unavailable")
+            case .raiseWindow: outcomes.insert("focus switch")
             default: break
             }
+        }
+        if log.contains(where: { if case .session(.send(_, .began)) = $0 { true } else { false } }),
+           after.desk.restrictions?.participants.isEmpty == false {
+            outcomes.insert("began with participant")
         }
         if after.desk.passcodeEntry.isOpen { outcomes.insert("passcode entry") }
         if before.desk.guidedAccess.session != nil && after.desk.guidedAccess.session == nil && after.stoppedWith == nil {
@@ -313,9 +366,11 @@ struct DeskInvariantTests {
             if before.desk.askingConfirmation != nil || before.desk.passcodeEntry.isOpen, !effects.consumes {
                 failures.append("a key escaped the open prompt or passcode entry")
             }
-            // During a session no key reaches a client other than the session's.
+            // During a session no key reaches a client other than the session's
+            // (its owner and the participants it names).
             if let restrictions = before.desk.restrictions, effects.delivers,
-               let target = after.deliveredTo.last, let owner = target, owner.client != restrictions.owner {
+               let target = after.deliveredTo.last, let owner = target, owner.client != restrictions.owner,
+               !(owner.role == .participant && owner.participantID.map(restrictions.participants.contains) == true) {
                 failures.append("a key went to \(owner.client) during \(restrictions.session) of \(restrictions.owner)")
             }
             // The emergency binding interrupts only a session.
@@ -332,6 +387,40 @@ struct DeskInvariantTests {
         if let restrictions = before.desk.restrictions, let requester = after.lastRequester,
            effects.contains(where: { if case .acceptSelection = $0 { true } else { false } }), requester != restrictions.owner {
             failures.append("\(input) by \(requester) accepted during \(restrictions.session) of \(restrictions.owner)")
+        }
+        // Participants run only while the restrictions of a session naming them hold.
+        if !after.runningParticipants.isEmpty,
+           !after.runningParticipants.isSubset(of: Set(desk.restrictions?.participants ?? [])) {
+            failures.append("participants \(after.runningParticipants.sorted()) run without a session naming them")
+        }
+        // began only once every participant the session names shows a window.
+        for case .session(.send(let id, .began)) in stepLog {
+            guard let restrictions = desk.restrictions, restrictions.session == id else { continue }
+            let mapped = Set(desk.windows.entries.filter { $0.isMapped && $0.owner.role == .participant }.compactMap(\.owner.participantID))
+            if !Set(restrictions.participants).isSubset(of: mapped) {
+                failures.append("\(id) began before participant \(restrictions.participants) showed a window")
+            }
+        }
+        // A participant's exit during a begun session is relaunched or interrupts it; before began it fails it.
+        if input == .participantExit, let restrictions = before.desk.restrictions, restrictions.participants.contains("calculator"),
+           before.desk.invigilator.session(restrictions.session)?.phase.isLive == true {
+            let answered = stepLog.contains {
+                switch $0 {
+                case .relaunchParticipant, .session(.send(_, .interrupted(.integrity, _))),
+                     .session(.send(_, .failed(.participantUnavailable, _))): return true
+                default: return false
+                }
+            }
+            let alreadyInterrupted: Bool
+            if case .interrupted = before.desk.invigilator.session(restrictions.session)?.phase { alreadyInterrupted = true } else { alreadyInterrupted = false }
+            if !answered && !alreadyInterrupted { failures.append("a participant's exit was neither relaunched nor interrupted nor failed the begin: \(stepLog)") }
+        }
+        // The focus switch moves focus only among the session's windows.
+        for case .raiseWindow(let id) in stepLog {
+            guard let owner = desk.windows.owner(of: id), rules.shows(owner), before.desk.restrictions != nil else {
+                failures.append("the focus switch raised \(id), which the session does not show")
+                continue
+            }
         }
         // The app's exit: under Single App Mode Carrel stops only when the
         // schedule gives up; otherwise it always stops.

@@ -10,6 +10,7 @@ enum Sym {
     static let enter: UInt32 = 0xff0d
     static let delete: UInt32 = 0xffff
     static let vt2: UInt32 = Keybindings.switchVT1 + 1
+    static let tab: UInt32 = 0xff09
 }
 
 extension KeyPress {
@@ -60,6 +61,8 @@ struct DeskDouble {
     var presentsAtOnce = true
     /// Whether the prompt can be drawn.
     var promptDrawable = true
+    /// What starting participants answers (nil: they start).
+    var participantStartFailure: String?
 
     private(set) var focused: WindowID?
     private(set) var shown: [WindowID: Bool] = [:]
@@ -80,6 +83,12 @@ struct DeskDouble {
     private(set) var selections: [(SelectionKind, accepted: Bool, audited: Bool)] = []
     private(set) var blocked: [String] = []
     private(set) var passcodeChecks = 0
+    /// Windows raised by the focus switch, in order.
+    private(set) var raised: [WindowID] = []
+    /// Participants the Desk asked to relaunch, in order.
+    private(set) var participantRelaunches: [String] = []
+    /// The participants running, as the compositor would hold them.
+    private(set) var runningParticipants: Set<String> = []
     /// Sessions waiting for a presented frame.
     private(set) var awaitingFrame: Set<SessionID> = []
     /// Every event sent on a session, in order.
@@ -137,6 +146,7 @@ struct DeskDouble {
             desk.inputMethodLaunched(now: now, prediction: prediction)
         case .focus(let window):
             focused = window
+            return desk.focusMoved(to: window)
         case .setWindowShown(let id, let isShown):
             shown[id] = isShown
         case .applyScreenRules(let rules):
@@ -164,6 +174,12 @@ struct DeskDouble {
             return desk.shutdown("Carrel is shutting down")
         case .switchVirtualTerminal(let vt):
             vtSwitches.append(vt)
+        case .raiseWindow(let id):
+            raised.append(id)
+        case .relaunchParticipant(let id):
+            participantRelaunches.append(id)
+            if let failure = participantStartFailure { return desk.participantLaunchFailed(id, failure) }
+            runningParticipants.insert(id)
         case .recordOwnBegin, .log:
             break
         }
@@ -176,7 +192,16 @@ struct DeskDouble {
         case .send(let id, let event):
             events[id, default: []].append(event)
         case .applyRestrictions(let set):
-            return desk.restrictionsApplied(set, restrictionsSucceed ? .applied : .failed("hook refused"), now: now)
+            // As Server does: participants the set adds start first, all or nothing.
+            if let failure = participantStartFailure, !Set(set.participants).isSubset(of: runningParticipants) {
+                return desk.restrictionsApplied(set, .participantUnavailable(failure), now: now)
+            }
+            guard restrictionsSucceed else { return desk.restrictionsApplied(set, .failed("hook refused"), now: now) }
+            runningParticipants = Set(set.participants)
+            return desk.restrictionsApplied(set, .applied, now: now)
+        case .revertRestrictions(let id):
+            // As Server does: only the restrictions held are reverted, and the participants with them.
+            if desk.restrictions == nil || desk.restrictions?.session == id { runningParticipants = [] }
         case .startPresentationWait(let id, _):
             if presentsAtOnce { return desk.framePresented(id, now: now) }
             awaitingFrame.insert(id)
@@ -261,6 +286,13 @@ struct DeskDouble {
         let (result, effects) = desk.passcodeChecked(matched: passcode == rightPasscode, now: now)
         carryOut(effects)
         return result
+    }
+
+    /// Participant `id` exits on its own.
+    mutating func participantExits(_ id: String) {
+        runningParticipants.remove(id)
+        let now = self.now
+        run { $0.participantExited(id, description: "killed by signal 9", now: now) }
     }
 
     /// Whether a window is in the scene now.

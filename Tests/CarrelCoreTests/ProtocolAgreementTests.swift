@@ -76,6 +76,7 @@ struct ProtocolAgreementTests {
             #expect(Self.parsed.since["carrel_assessment_session_v1.interruption_reason.\(reason.protocolName)"] == reason.since, "\(reason)")
         }
         #expect(Self.parsed.since["carrel_assessment_session_v1.failure_reason.preconditions_unmet"] == 2)
+        #expect(Self.parsed.since["carrel_assessment_session_v1.failure_reason.participant_unavailable"] == 2)
         #expect(Self.parsed.versions == [
             AssessmentProtocol.managerInterface: AssessmentProtocol.version,
             AssessmentProtocol.configurationInterface: AssessmentProtocol.version,

@@ -54,6 +54,7 @@ let builtInKeys: [BuiltInKey] = [
         builtIn.participants.isEmpty && builtIn.session.knownParticipants.isEmpty
     },
     BuiltInKey("participants.ID.network", .mostRestrictive) { try participantWithDefaults()?.network == false },
+    BuiltInKey("participants.ID.on_exit", .mostRestrictive) { try participantWithDefaults()?.onExit == .interrupt },
     BuiltInKey("input_method.command", .mostRestrictive) { builtIn.inputMethod == nil },
     BuiltInKey("input_method.engines", .notARestriction) { try inputMethodWithDefaults()?.engines == ["mozc", "hangul", "pinyin"] },
     BuiltInKey("capture.enabled_outside_sessions", .mostRestrictive) { builtIn.capture.enabledOutsideSessions == false },

@@ -53,6 +53,8 @@ let invalidValues: [Invalid] = [
     Invalid("[participants.calc]\ncommand = \"/usr/bin/galculator\"", "participants.calc.command", line: 2, "must be an array of strings"),
     Invalid("[participants.calc]\ncommand = [\"/bin/x\"]\nnetwork = \"yes\"", "participants.calc.network", line: 3, "must be true or false, got \"yes\""),
     Invalid("[participants.calc]\ncommand = [\"/bin/x\"]\nnetwrok = true", "participants.calc.netwrok", line: 3, "unknown key", "command, network"),
+    Invalid("[participants.calc]\ncommand = [\"/bin/x\"]\non_exit = \"restart\"", "participants.calc.on_exit", line: 3, "must be \"relaunch\" or \"interrupt\"", "got \"restart\""),
+    Invalid("[participants.calc]\ncommand = [\"/bin/x\"]\non_exit = true", "participants.calc.on_exit", line: 3, "must be a string"),
     Invalid("participants = 5", "participants", line: 1, "must be a table", "got 5"),
     Invalid("[participants]\ncalc = \"/bin/x\"", "participants.calc", line: 2, "must be a table ([participants.calc])"),
     // [input_method]

@@ -19,6 +19,7 @@ Everything here needs root (netns, nftables, cgroups); without it the tests skip
 
 from __future__ import annotations
 
+import json
 import os
 import select
 import shutil
@@ -549,3 +550,73 @@ def test_media_without_a_session_bus_fails_closed(carrel, procs, logdir, logs, t
     assert int(m.group(2)) == RESTRICTION_FAILED and "media" in m.group(3), m.group(0)
     w.alive()
     assert [e[:2] for e in audit_events(w) if e[0] == "provider_failed"] == [("provider_failed", "apply")], audit_events(w)
+
+
+def test_network_only_the_participant_the_policy_allows_connects_beside_the_app(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, netns):
+    """Participants Carrel launched: `network = true` runs in a cgroup of its
+    own that the ruleset lets through, `network = false` where Carrel runs,
+    which it does not; the app keeps its network; other processes have none."""
+    start_server(netns, procs, logdir)
+    trigger = tmp_path / "participants-go"
+    policy = tmp_path / "policy.toml"
+    lines = []
+    for name, network in (("allowed", "true"), ("denied", "false")):
+        result = tmp_path / f"{name}-result"
+        script = (f'"{h.paint_bin()}" & while [ ! -e "{trigger}" ]; do sleep 0.05; done; '
+                  f'"{sys.executable}" "{NETPROBE}" connect {PORT} > "{result}.tmp"; mv "{result}.tmp" "{result}"; wait')
+        lines += [f"[participants.{name}]", f"command = [\"/bin/sh\", \"-c\", {json.dumps(script)}]",
+                  f"network = {network}"]
+    policy.write_text("\n".join(lines) + "\n")
+    w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, netns,
+                 args=("--provider", "network", "--policy", str(policy)))
+    a = w.client("exam")
+    a.map()
+    a.bind()
+    a.send("config c ; participant c allowed ; participant c denied")
+    a.begin(config="c")
+    a.began()
+    assert netns.table_exists(), f"began without carrel's nftables table\n{log_text(w)}"
+    trigger.touch()
+    outcomes = {}
+    for name in ("allowed", "denied"):
+        result = tmp_path / f"{name}-result"
+        assert h.wait_until(result.exists, 10), f"participant {name} never tried to connect\n{log_text(w)}"
+        outcomes[name] = result.read_text().strip()
+    assert outcomes["allowed"] == "ok", f"the participant with network = true did not connect: {outcomes}"
+    assert outcomes["denied"].startswith("fail"), f"the participant with network = false connected: {outcomes}"
+    assert w.app_connect() == "ok", "the session's app must keep its network"
+    outside = netns.outside_connect()
+    assert outside.startswith("fail"), f"a process outside the session connected: {outside}"
+    cgroups = {name: participant_cgroups(name) for name in ("allowed", "denied")}
+    assert cgroups["allowed"] and all(c.endswith("-participant-allowed") for c in cgroups["allowed"]), \
+        f"the participant that keeps the network is not in a cgroup of its own: {cgroups}"
+    assert cgroups["denied"] and not any("participant" in c for c in cgroups["denied"]), \
+        f"a participant without network got a cgroup of its own: {cgroups}"
+    a.send("end s")
+    a.expect("session s ended")
+    assert h.wait_until(lambda: not netns.table_exists(), 5), "the table outlived the session"
+
+    def cgroup_dirs():
+        listing = netns.exec(["unshare", "-m", "sh", "-c", "mount -t cgroup2 none /sys/fs/cgroup && ls /sys/fs/cgroup"],
+                             check=False).stdout
+        return [name for name in listing.split() if "-participant-" in name]
+    assert h.wait_until(lambda: cgroup_dirs() == [], 5), f"the participant's cgroup outlived its session: {cgroup_dirs()}"
+    w.alive()
+
+
+def participant_cgroups(name: str) -> list:
+    """The cgroup v2 paths of every process running as participant `name`
+    (its WAYLAND_DISPLAY is that participant's socket)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
+            cgroup = Path(f"/proc/{entry}/cgroup").read_text()
+        except OSError:
+            continue
+        if any(e.startswith(b"WAYLAND_DISPLAY=") and e.endswith(f"/participant-{name}".encode()) for e in environ):
+            found += [line[3:] for line in cgroup.splitlines() if line.startswith("0::")]
+    return found

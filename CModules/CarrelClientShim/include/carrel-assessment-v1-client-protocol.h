@@ -623,6 +623,11 @@ carrel_assessment_configuration_v1_allow_feature(struct carrel_assessment_config
  * begin or update with this configuration fail with
  * unsupported_configuration.
  *
+ * The compositor launches the participants a session names (they are
+ * never the client's to start) and ends them before the session's last
+ * event. One that cannot be started makes the begin fail, or the update
+ * fail, with participant_unavailable (version 2).
+ *
  * Adding the same id twice on one configuration raises the already_set
  * protocol error. Different ids may be added.
  */
@@ -754,11 +759,27 @@ enum carrel_assessment_session_v1_failure_reason {
 	 * @since 2
 	 */
 	CARREL_ASSESSMENT_SESSION_V1_FAILURE_REASON_PRECONDITIONS_UNMET = 10,
+	/**
+	 * a participant the configuration names could not be started
+	 *
+	 * A participant the configuration names could not be started:
+	 * its command is missing or not executable, it exited at once, or
+	 * it showed no window within the compositor's bounded wait. For
+	 * begin, the session failed and nothing is restricted; for an
+	 * update, the previous configuration holds, with its participants.
+	 * The message names the participant and what happened.
+	 * @since 2
+	 */
+	CARREL_ASSESSMENT_SESSION_V1_FAILURE_REASON_PARTICIPANT_UNAVAILABLE = 11,
 };
 /**
  * @ingroup iface_carrel_assessment_session_v1
  */
 #define CARREL_ASSESSMENT_SESSION_V1_FAILURE_REASON_PRECONDITIONS_UNMET_SINCE_VERSION 2
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ */
+#define CARREL_ASSESSMENT_SESSION_V1_FAILURE_REASON_PARTICIPANT_UNAVAILABLE_SINCE_VERSION 2
 #endif /* CARREL_ASSESSMENT_SESSION_V1_FAILURE_REASON_ENUM */
 
 #ifndef CARREL_ASSESSMENT_SESSION_V1_INTERRUPTION_REASON_ENUM
@@ -804,8 +825,10 @@ struct carrel_assessment_session_v1_listener {
 	 * The session is active. The compositor sends began only when
 	 * every restriction of the session holds and a frame showing only
 	 * the session's windows has been presented on every enabled
-	 * output. If that frame is not presented within a bounded wait,
-	 * the compositor sends failed(timeout) instead.
+	 * output, and every participant the session names shows a window.
+	 * If that frame is not presented within a bounded wait, the
+	 * compositor sends failed(timeout) instead; if a participant shows
+	 * no window within it, failed(participant_unavailable).
 	 */
 	void (*began)(void *data,
 		      struct carrel_assessment_session_v1 *carrel_assessment_session_v1);

@@ -27,6 +27,9 @@ final class NetworkProvider: RestrictionProvider {
         self.tableName = tableName
     }
 
+    /// The participants of a set that keep the network (`ParticipantNetwork`).
+    var participantsWithNetwork: (RestrictionSet) -> [String] = { _ in [] }
+
     /// The table, then the cgroups to remove after a crash (the app's, the owner's).
     var recoveryToken: String { "\(tableName) \(cgroup?.relativePath ?? "") \(SessionCgroup.ownerName)" }
 
@@ -45,7 +48,7 @@ final class NetworkProvider: RestrictionProvider {
         }
         let text: String
         do {
-            text = try NetworkRuleset(tableName: tableName, allowedCgroups: [exempt.relativePath]).text()
+            text = try NetworkRuleset(tableName: tableName, allowedCgroups: [exempt.relativePath] + participantCgroups(set)).text()
         } catch {
             releaseOwner()
             throw ProviderError(error.description)
@@ -56,7 +59,13 @@ final class NetworkProvider: RestrictionProvider {
             releaseOwner()
             throw error
         }
-        allowed = [exempt.relativePath]
+        allowed = [exempt.relativePath] + participantCgroups(set)
+    }
+
+    /// The cgroups of the set's participants that keep the network (they
+    /// were launched into them before the providers were applied).
+    private func participantCgroups(_ set: RestrictionSet) -> [String] {
+        participantsWithNetwork(set).map { ParticipantNetwork.cgroupName(run: getpid(), participant: $0) }
     }
 
     func verify() throws(ProviderError) {

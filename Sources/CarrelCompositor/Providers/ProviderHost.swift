@@ -129,6 +129,32 @@ final class ProviderHost {
         if !failed { try? stateFile.clear() }
     }
 
+    /// The participants of a set that keep the network (the policy's
+    /// `network = true`), for the network provider's ruleset.
+    var participantsWithNetwork: (RestrictionSet) -> [String] = { _ in [] } {
+        didSet { network?.participantsWithNetwork = participantsWithNetwork }
+    }
+
+    /// Launches participant `id` through `body`: when the network provider
+    /// is on and the participant keeps the network, inside a cgroup of its
+    /// own (which the ruleset lets through); otherwise where Carrel runs,
+    /// which the ruleset does not.
+    func launchParticipant<T>(_ id: String, network keepsNetwork: Bool, _ body: () throws -> T) throws -> T {
+        guard network != nil, keepsNetwork else { return try body() }
+        let cgroup: SessionCgroup
+        do {
+            cgroup = try SessionCgroup.create(named: ParticipantNetwork.cgroupName(run: getpid(), participant: id))
+        } catch {
+            throw CompositorError.launch("\(id) keeps the network, but: \(error.message)")
+        }
+        return try cgroup.spawnInside(body)
+    }
+
+    /// Participant `id` was stopped: its cgroup goes once empty.
+    func participantStopped(_ id: String) {
+        _ = SessionCgroup.remove(relativePath: ParticipantNetwork.cgroupName(run: getpid(), participant: id))
+    }
+
     /// Launches the app through `body`, inside the session cgroup when the
     /// network provider needs one.
     func launch<T>(_ body: () throws -> T) throws -> T {

@@ -50,14 +50,14 @@ public struct Desk: Sendable {
 
     /// The policy in force: the one Carrel started with, or the last reload.
     public private(set) var policy: Policy
-    public private(set) var invigilator: Invigilator
+    public internal(set) var invigilator: Invigilator
     public private(set) var guidedAccess = GuidedAccess()
     public private(set) var passcodeEntry = PasscodeEntry()
     /// `--assessment`'s session for the current run of the app.
     public private(set) var onBehalf: OnBehalfSession?
     /// The id of that session once begun.
     public private(set) var onBehalfSessionID: SessionID?
-    public private(set) var windows = WindowStack()
+    public internal(set) var windows = WindowStack()
     /// The seat's input method (see `Desk+InputMethod.swift`).
     public internal(set) var inputMethod = InputMethodSeat()
     /// The restrictions the compositor reported holding.
@@ -81,6 +81,13 @@ public struct Desk: Sendable {
     private var launchedAt: Instant?
     private var launches = 0
     private var nextSession: UInt64 = 1
+    /// The session whose frame was presented before every participant it
+    /// names showed a window: `began` waits for them (see Desk+Participants).
+    var participantWindowWait: SessionID?
+    /// Relaunches of each participant in the live session (`on_exit = "relaunch"`).
+    var participantRelaunches: [String: Int] = [:]
+    /// The owner of the window the compositor last reported focused.
+    var focusedOwner: WindowOwner?
 
     public init(_ setup: Setup) {
         policy = setup.policy
@@ -141,6 +148,7 @@ public struct Desk: Sendable {
             return [.consumeKey, .log(SessionLogEntry(.notice, "guided access: passcode entry opened at the machine"))]
                 + perform(passcodeEntry.open(), now: now)
         }
+        if key.pressed, let effects = switchSessionFocus(key) { return effects }
         if key.pressed, let action = Keybindings.action(forPressed: key.keysyms, modifiers: key.modifiers,
                                                         restrictionsActive: restrictions != nil, emergency: emergency) {
             switch action {
@@ -211,6 +219,7 @@ public struct Desk: Sendable {
         if owner.role == .app { appAway = false }
         effects += updateKioskGap()
         effects.append(.focus(focusTarget))
+        effects += participantWindowMapped(owner)
         effects += beginOnBehalfIfDue(owner: owner, now: now)
         return effects
     }
@@ -236,7 +245,7 @@ public struct Desk: Sendable {
                                                   : "kiosk: the app mapped a window"))] + screenChanged()
     }
 
-    private func screenChanged() -> [DeskEffect] {
+    func screenChanged() -> [DeskEffect] {
         [.applyScreenRules(screenRules), .focus(focusTarget)]
     }
 
@@ -454,12 +463,17 @@ public struct Desk: Sendable {
         run(invigilator.confirmationDeadlinePassed(id, now: now))
     }
 
+    /// A frame showing only the session was presented everywhere: it begins,
+    /// unless a participant it names has no window yet (then `began` waits
+    /// for one, within the same bounded wait).
     public mutating func framePresented(_ id: SessionID, now: Instant) -> [DeskEffect] {
-        run(invigilator.framePresented(id, now: now))
+        if let waiting = holdForParticipantWindows(id) { return waiting }
+        return run(invigilator.framePresented(id, now: now))
     }
 
     public mutating func presentationDeadlinePassed(_ id: SessionID, now: Instant) -> [DeskEffect] {
-        run(invigilator.presentationDeadlinePassed(id, now: now))
+        if let unavailable = participantsWithoutWindows(id, now: now) { return unavailable }
+        return run(invigilator.presentationDeadlinePassed(id, now: now))
     }
 
     public mutating func timeLimitReached(_ id: SessionID, now: Instant) -> [DeskEffect] {
@@ -506,7 +520,7 @@ public struct Desk: Sendable {
     // MARK: - The Invigilator's effects
 
     /// Wraps the Invigilator's effects, keeping what Desk tracks in step.
-    private mutating func run(_ effects: [SessionEffect]) -> [DeskEffect] {
+    mutating func run(_ effects: [SessionEffect]) -> [DeskEffect] {
         var result: [DeskEffect] = []
         for effect in effects {
             result.append(.session(effect))
@@ -520,6 +534,8 @@ public struct Desk: Sendable {
                     restrictions = nil
                     result.append(.cancelComposition)
                     result += restartEngineIfPredictionChanged()
+                    participantWindowWait = nil
+                    participantRelaunches = [:]
                     result += screenChanged()
                 }
             default:

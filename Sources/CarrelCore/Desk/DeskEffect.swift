@@ -30,6 +30,12 @@ public enum DeskEffect: Sendable, Hashable, CustomStringConvertible {
     case restartInputMethod
     /// Keyboard focus on this window (activated), or on none.
     case focus(WindowID?)
+    /// Put this mapped window on top of its layer (the focus switch).
+    case raiseWindow(WindowID)
+    /// Start participant `id` of the live session (its process and its own
+    /// socket) again, then report `participantLaunched` or
+    /// `participantLaunchFailed` (`on_exit = "relaunch"`).
+    case relaunchParticipant(String)
     /// A window just created: in the scene or not, before it can draw.
     case setWindowShown(WindowID, Bool)
     /// Make the untrusted layer, every window and every curtain match these rules.
@@ -71,6 +77,8 @@ public enum DeskEffect: Sendable, Hashable, CustomStringConvertible {
         case .relaunchInputMethod(let delay): return "relaunch the input method after \(delay)"
         case .restartInputMethod: return "restart the input method"
         case .focus(let window): return "focus \(window.map(\.description) ?? "none")"
+        case .raiseWindow(let id): return "raise \(id)"
+        case .relaunchParticipant(let id): return "relaunch participant \(id)"
         case .setWindowShown(let id, let shown): return "\(shown ? "show" : "hide") \(id)"
         case .applyScreenRules(let rules): return "apply screen rules \(rules)"
         case .showPrompt(let text): return "show prompt \"\(text)\""

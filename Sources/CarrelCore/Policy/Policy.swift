@@ -98,11 +98,24 @@ public struct ParticipantPolicy: Sendable, Equatable {
     /// Whether it may open network connections during a session (takes effect
     /// with the network restriction provider).
     public var network: Bool
+    /// What its exit during a session means (`on_exit`).
+    public var onExit: ParticipantExitPolicy
 
-    public init(command: [String], network: Bool = false) {
+    public init(command: [String], network: Bool = false, onExit: ParticipantExitPolicy = .interrupt) {
         self.command = command
         self.network = network
+        self.onExit = onExit
     }
+}
+
+/// `[participants.ID] on_exit`: what a participant's exit or crash during a
+/// session means. Interrupting is the default: a session that promised a
+/// calculator and lost it fails closed.
+public enum ParticipantExitPolicy: String, Sendable, Equatable, CaseIterable {
+    /// Launch it again at once; the session goes on.
+    case relaunch
+    /// Interrupt the session (`integrity`); the exam decides what to do.
+    case interrupt
 }
 
 /// `[input_method]`: the only input method a session may use. Carrel

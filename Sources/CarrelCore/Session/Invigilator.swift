@@ -208,11 +208,17 @@ public struct Invigilator: Sendable {
             return release(id, answer: .failed(.restrictionFailed, message: message), why: "a restriction could not be applied: \(message)")
         case (.begin, .unsupported(let message)):
             return release(id, answer: .failed(.preconditionsUnmet, message: message), why: "preconditions unmet: \(message)")
+        case (.begin, .participantUnavailable(let message)):
+            return release(id, answer: .failed(.participantUnavailable, message: message), why: "a participant could not be started: \(message)")
         case (.update(let configuration, _), .applied):
             return applyUpdate(id, configuration: configuration, now: now) + startNextUpdate(id)
         case (.update, .failed(let message)):
             return [.send(id, .updateFailed(.restrictionFailed, message: message)),
                     log(.notice, "\(id): update_failed(restriction_failed): \(message); previous configuration holds")]
+                + startNextUpdate(id)
+        case (.update, .participantUnavailable(let message)):
+            return [.send(id, .updateFailed(.participantUnavailable, message: message)),
+                    log(.notice, "\(id): update_failed(participant_unavailable): \(message); previous configuration holds")]
                 + startNextUpdate(id)
         case (.update, .unsupported(let message)):
             return [.send(id, .updateFailed(.preconditionsUnmet, message: message)),
@@ -316,6 +322,16 @@ public struct Invigilator: Sendable {
             return release(live.id, answer: .failed(.restrictionFailed, message: message), why: "a restriction stopped holding before began: \(message)")
         }
         return interrupt(live.id, .integrity, message: message)
+    }
+
+    /// A participant of the pending session `id` exited or showed no window
+    /// in time: the session fails with `participant_unavailable` (everything
+    /// is reverted). Sessions that have begun are not affected here: what a
+    /// participant's exit means then is the policy's `on_exit`.
+    public mutating func participantUnavailable(_ id: SessionID, _ message: String) -> [SessionEffect] {
+        guard let record = sessions[id], record.phase.isPending else { return [] }
+        return release(id, answer: .failed(.participantUnavailable, message: message),
+                       why: "a participant could not be started: \(message)")
     }
 
     /// An administrator interrupts the live session (or stops one that has

@@ -7,4 +7,8 @@ public enum RestrictionOutcome: Sendable, Hashable {
     /// (`message` lists every unmet one); the session fails with
     /// `preconditions_unmet` (`other` for a version-1 client).
     case unsupported(String)
+    /// Nothing changed: a participant the configuration names could not be
+    /// started (`message` names it and says why); the session fails, or the
+    /// update is refused, with `participant_unavailable`.
+    case participantUnavailable(String)
 }

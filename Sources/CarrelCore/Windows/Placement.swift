@@ -32,3 +32,35 @@ public enum Placement: Sendable, Equatable {
         return .floating(Rect(x: x, y: y, width: width, height: height))
     }
 }
+
+/// Where a session that shows participants puts its windows: the exam keeps
+/// the larger left part of the primary output and the participants share a
+/// column on the right, one above the other. Side by side, because a
+/// calculator or a dictionary is used while reading the question: neither
+/// covers the other, and the column is reserved from the start so the exam
+/// does not change size when a participant's window arrives.
+public struct SessionLayout: Sendable, Equatable {
+    /// The exam's area.
+    public var exam: Rect
+    /// One area per participant, in the order the configuration names them.
+    public var participants: [Rect]
+
+    /// The participants' column is a third of the output, at least 320
+    /// pixels where the output allows it, at most half of it.
+    public init(output: Rect, participantCount: Int) {
+        guard participantCount > 0 else {
+            exam = output
+            participants = []
+            return
+        }
+        let column = min(max(output.width / 3, min(320, output.width / 2)), output.width / 2)
+        exam = Rect(x: output.x, y: output.y, width: output.width - column, height: output.height)
+        let height = output.height / participantCount
+        participants = (0..<participantCount).map { index in
+            // The last one takes what integer division left over.
+            let top = output.y + index * height
+            let bottom = index == participantCount - 1 ? output.y + output.height : top + height
+            return Rect(x: output.x + output.width - column, y: top, width: column, height: bottom - top)
+        }
+    }
+}

@@ -30,6 +30,12 @@ public struct WindowStack: Sendable, Equatable {
         entries.append(entry)
     }
 
+    /// Moves a mapped window to the top of its layer without remapping it.
+    public mutating func raise(_ id: WindowID) {
+        guard let index = entries.firstIndex(where: { $0.id == id && $0.isMapped }) else { return }
+        entries.append(entries.remove(at: index))
+    }
+
     public mutating func unmapped(_ id: WindowID) {
         guard let index = entries.firstIndex(where: { $0.id == id }) else { return }
         entries[index].isMapped = false

@@ -1,0 +1,93 @@
+import CarrelCore
+import CarrelShim
+import Glibc
+import Logging
+
+/// The participant programs of the live session, each launched by Carrel on
+/// a socket of its own (`ClientRoles.openParticipantSocket`), so every
+/// connection it makes has role `participant` with its id. They exist only
+/// while their session does: started when its restrictions go up (or an
+/// update names them), stopped — process terminated and reaped, clients
+/// disconnected, socket removed — when the restrictions come down, which is
+/// before the session's last event is sent.
+final class Participants {
+    private let roles: ClientRoles
+    private let logger: Logger
+    private var processes: [String: AppProcess] = [:]
+    /// Spawns participant `id` through the body (inside its network cgroup
+    /// when it keeps the network: `ProviderHost.launchParticipant`).
+    var launch: (_ id: String, _ participant: ParticipantPolicy, _ body: () throws -> AppProcess) throws -> AppProcess = { try $2() }
+    /// Participant `id` is stopped and reaped.
+    var stopped: (_ id: String) -> Void = { _ in }
+
+    init(roles: ClientRoles, logger: Logger) {
+        self.roles = roles
+        self.logger = logger
+    }
+
+    /// The ids running now.
+    var running: Set<String> { Set(processes.keys) }
+
+    /// Makes the running participants those of `wanted`, all or nothing:
+    /// the missing ones are started; if one cannot be, the ones just started
+    /// are stopped again and the message says which failed and why. Those no
+    /// longer wanted are stopped only by `stop(except:)`, once everything
+    /// else has been applied.
+    func start(_ wanted: [String], policy: Policy, runtimeDirectory: String) -> String? {
+        var started: [String] = []
+        for id in wanted where processes[id] == nil {
+            guard let participant = policy.participants[id] else {
+                stop(started)
+                return "participant \(id) is not in the policy in force; add [participants.\(id)] or leave it out of the configuration"
+            }
+            do {
+                let socket = try roles.openParticipantSocket(id, runtimeDirectory: runtimeDirectory)
+                processes[id] = try launch(id, participant) {
+                    try AppProcess.launch(participant.command, appSocket: socket, logger: logger,
+                                          label: "participant \(id)", ownProcessGroup: true)
+                }
+                started.append(id)
+            } catch CompositorError.launch(let why) {
+                roles.closeParticipantSocket(id)
+                stop(started)
+                return "participant \(id) could not be started: \(why)"
+            } catch {
+                roles.closeParticipantSocket(id)
+                stop(started)
+                return "participant \(id) could not be started: \(error)"
+            }
+        }
+        return nil
+    }
+
+    /// Stops every running participant not in `kept`.
+    func stop(except kept: [String] = []) {
+        stop(processes.keys.filter { !kept.contains($0) }.sorted())
+    }
+
+    private func stop(_ ids: [String]) {
+        for id in ids {
+            if let process = processes.removeValue(forKey: id) {
+                process.terminate(grace: 1.0)
+                logger.notice("participant \(id) (pid \(process.pid)) stopped")
+            }
+            roles.closeParticipantSocket(id)
+            stopped(id)
+        }
+    }
+
+    /// Reaps participants that exited on their own; their sockets close
+    /// (nothing else may take their place) and their ids are returned.
+    func reap() -> [(id: String, exit: AppExit)] {
+        var exited: [(String, AppExit)] = []
+        for (id, process) in processes {
+            guard let status = process.reap() else { continue }
+            process.endGroup()
+            processes[id] = nil
+            roles.closeParticipantSocket(id)
+            stopped(id)
+            exited.append((id, status))
+        }
+        return exited.sorted { $0.0 < $1.0 }
+    }
+}
