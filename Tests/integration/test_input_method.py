@@ -372,8 +372,8 @@ def changed_outside(before, after, box) -> int:
     return count
 
 
-def start_demo(carrel, procs, logdir, logs, tmp_path, allow_input_method):
-    """The demo exam under carrel nested in Xvfb, the policy naming mozc, on
+def start_demo(carrel, procs, logdir, logs, tmp_path, allow_input_method, engines=("mozc",)):
+    """The demo exam under carrel nested in Xvfb, the policy naming `engines`, on
     its free-text question. Returns (carrel, display, stdout reader, field box, empty screenshot)."""
     from test_demo_exam import demo_bin, field_box
     from test_enforcement import x_windows
@@ -381,7 +381,7 @@ def start_demo(carrel, procs, logdir, logs, tmp_path, allow_input_method):
     if not (demo.is_file() and os.access(demo, os.X_OK)):
         pytest.fail(f"carrel-demo-exam not found at {demo} (set CARREL_DEMO_BIN or run swift build)")
     display = start_xvfb(procs, logdir, logs)
-    policy = write_policy(tmp_path, ("mozc",))
+    policy = write_policy(tmp_path, engines)
     script = tmp_path / "free-text.script"
     script.write_text(DEMO_SCRIPT)
     app = [str(demo), "--script", str(script)] + (["--allow", "input_method"] if allow_input_method else [])
@@ -401,14 +401,10 @@ def start_demo(carrel, procs, logdir, logs, tmp_path, allow_input_method):
     return c, display, out, field_box(shot[0]), shot[0]
 
 
-def test_demo_exam_free_text_through_mozc(carrel, procs, logdir, logs, tmp_path, artifacts_dir):
-    """The demo exam's own text-input-v3 field, the session allowing the
-    input method: romaji typed with real keys become 日本語 through mozc, the
-    candidates show while composing, the kanji are drawn in the field, and
-    the answer is logged when Enter hands in."""
-    from test_demo_exam import ink_in
-    c, display, out, box, empty = start_demo(carrel, procs, logdir, logs, tmp_path, True)
-    # The session (no predictive_text) restarted the engine with its prediction off.
+def restarted_engine_composes_for_demo(c):
+    """The session (no predictive_text) restarted the engine with its
+    prediction off; the new one grabbed the keyboard and was activated for
+    the demo's field."""
     restart = "restarting the engine with its own prediction off"
     grabbed = "input method: the engine grabbed the keyboard"
     assert h.wait_until(lambda: restart in stderr(c), 15), c.evidence()
@@ -417,6 +413,16 @@ def test_demo_exam_free_text_through_mozc(carrel, procs, logdir, logs, tmp_path,
     report_restart(c)
     assert h.wait_until(lambda: "activating the engine" in stderr(c)[stderr(c).index(restart):], 10), \
         f"the engine was never activated for the demo's field\n{c.evidence()}"
+
+
+def test_demo_exam_free_text_through_mozc(carrel, procs, logdir, logs, tmp_path, artifacts_dir):
+    """The demo exam's own text-input-v3 field, the session allowing the
+    input method: romaji typed with real keys become 日本語 through mozc, the
+    candidates show while composing, the kanji are drawn in the field, and
+    the answer is logged when Enter hands in."""
+    from test_demo_exam import ink_in
+    c, display, out, box, empty = start_demo(carrel, procs, logdir, logs, tmp_path, True)
+    restarted_engine_composes_for_demo(c)
     empty_ink = ink_in(empty, box)
     type_keys(display, "nihongo")
     last = [None]
@@ -445,6 +451,23 @@ def test_demo_exam_free_text_through_mozc(carrel, procs, logdir, logs, tmp_path,
     status = c.wait_exit()
     lines = out().splitlines()
     assert "carrel-demo-exam: answer 5: 日本語" in lines, f"{lines}\n{c.evidence()}"
+    assert status == 0, f"carrel exited {status}\n{c.evidence()}"
+
+
+@pytest.mark.parametrize("engine, keys, expected", [
+    ("hangul", "gksrnrdj", "한국어"),
+    ("pinyin", "zhongwen", "中文"),
+])
+def test_demo_exam_free_text_korean_and_chinese(carrel, procs, logdir, logs, tmp_path, engine, keys, expected):
+    """Hangul and pinyin through the demo's field: Space ends the
+    composition, Enter hands in, the log holds the answer."""
+    c, display, out, box, empty = start_demo(carrel, procs, logdir, logs, tmp_path, True, engines=(engine,))
+    restarted_engine_composes_for_demo(c)
+    type_keys(display, keys, ["space", "Return"])
+    status = c.wait_exit()
+    answers = [line for line in out().splitlines() if line.startswith("carrel-demo-exam: answer 5: ")]
+    assert answers and answers[0].startswith(f"carrel-demo-exam: answer 5: {expected}"), \
+        f"{answers}, not {expected}\n{c.evidence()}"
     assert status == 0, f"carrel exited {status}\n{c.evidence()}"
 
 
