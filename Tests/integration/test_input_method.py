@@ -491,3 +491,44 @@ def test_demo_exam_free_text_denied_input_method_gets_romaji(carrel, procs, logd
     lines = out().splitlines()
     assert "carrel-demo-exam: answer 5: nihongo " in lines, f"{lines}\n{c.evidence()}"
     assert status == 0, f"carrel exited {status}\n{c.evidence()}"
+
+
+def test_engine_ignoring_sigterm_is_killed_without_stalling_the_session(carrel, procs, logdir, logs, tmp_path):
+    """The session's begin restarts the engine (its prediction setting
+    changes); this engine ignores SIGTERM. Carrel does not wait on it: the
+    session begins, clients are answered, and a second later its process
+    group is killed, reaped through SIGCHLD and the replacement launched."""
+    display = start_xvfb(procs, logdir, logs)
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[input_method]\ncommand = ["/bin/sh", "-c", "trap \'\' TERM; while :; do sleep 1; done"]\n'
+                      'engines = ["mozc"]\n\n'
+                      f'[control]\nsocket = "{tmp_path}/control.sock"\n')
+    config = tmp_path / "exam.toml"
+    config.write_text('allow = ["input_method"]\n')
+    typed = tmp_path / "typed.txt"
+    c = carrel.start(app=["foot", "sh", "-c", 'exec cat > "$0"', str(typed)],
+                     args=["--policy", str(policy), f"--assessment={config}"], backend="x11",
+                     env={"DISPLAY": display, "LANG": "C.UTF-8"})
+    stopping = re.compile(r"input method: stopping pid (\d+); the new engine starts when it has ended")
+    assert h.wait_until(lambda: stopping.search(stderr(c)), 15), f"the engine was never restarted\n{c.evidence()}"
+    old = int(stopping.search(stderr(c)).group(1))
+    # A client's roundtrip while the old engine still runs, SIGTERM ignored.
+    info = c.client(["wayland-info"]) if os.path.exists("/usr/bin/wayland-info") else None
+    answered_early = None
+    if info is not None:
+        assert info.wait_exit() == 0, info.stderr()[-3000:]
+        answered_early = "killing it" not in stderr(c)
+    killed = re.compile(rf"input method: pid {old} did not end within \S+ of SIGTERM; killing it")
+    assert h.wait_until(lambda: killed.search(stderr(c)), 10), \
+        f"the engine ignoring SIGTERM was never killed\n{c.evidence()}"
+    replaced = f"input method: pid {old} ended; launching its replacement"
+    assert h.wait_until(lambda: replaced in stderr(c), 10), f"the killed engine was never reaped\n{c.evidence()}"
+    assert h.wait_until(lambda: engine_pid(c) != old, 5), f"no replacement was launched\n{c.evidence()}"
+    log = stderr(c)
+    assert killed.search(log).start() < log.index(replaced) < log.rindex("launched input method"), c.evidence()
+    assert h.wait_until(lambda: "session began (on behalf of foot)" in stderr(c), 15), c.evidence()
+    log = stderr(c)
+    print(f"session began {'before' if log.index('session began') < killed.search(log).start() else 'after'} "
+          f"the stubborn engine was killed; a client was answered before the kill: {answered_early}")
+    assert "session interrupted" not in log and "session ended" not in log, c.evidence()
+    assert c.alive(), c.evidence()
