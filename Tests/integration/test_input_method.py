@@ -2,7 +2,8 @@
 mozc, hangul and pinyin, launched by carrel on its own connection, composing
 for foot (text-input-v3) nested in Xvfb, keys pressed with xdotool as a
 person would. The app writes what it receives to a file: the UTF-8 there is
-what was committed."""
+what was committed. The demo exam's own text-input-v3 field goes through the
+same engines, its log holding the answer."""
 
 import os
 import re
