@@ -242,6 +242,12 @@ final class ClientRoles {
         logger.debug("client connected with role \(role)")
     }
 
+    /// Ends every live connection of `role` now: an input method being
+    /// replaced may send nothing more while its process is still ending.
+    func disconnectClients(of role: Role) {
+        for (client, held) in roles where held == role { wl_client_destroy(client) }
+    }
+
     private func forget(_ client: OpaquePointer) {
         clientGone(client)
         participantIDs[client] = nil

@@ -73,6 +73,10 @@ public final class Server {
     var textInput: TextInputRelay?
     var inputMethodProcess: InputMethodProcess?
     var inputMethodTimer: EventLoopTimer?
+    /// The engine being replaced (SIGTERM sent, not yet reaped) and the timer
+    /// that kills it if it lingers.
+    var retiringInputMethod: InputMethodProcess?
+    var inputMethodStopTimer: EventLoopTimer?
     /// The engine's private HOME.
     var inputMethodDirectory: String?
     /// Who the engine runs as when Carrel runs as root.

@@ -2,7 +2,8 @@
 mozc, hangul and pinyin, launched by carrel on its own connection, composing
 for foot (text-input-v3) nested in Xvfb, keys pressed with xdotool as a
 person would. The app writes what it receives to a file: the UTF-8 there is
-what was committed."""
+what was committed. The demo exam's own text-input-v3 field goes through the
+same engines, its log holding the answer."""
 
 import os
 import re
@@ -292,6 +293,21 @@ def test_hostile_input_method_is_bounded_when_allowed(carrel, procs, logdir, log
     assert c.alive(), c.evidence()
 
 
+def report_restart(c):
+    """The restart went the asynchronous way: the old engine was sent SIGTERM
+    and its successor launched only once SIGCHLD reaped it (the event loop
+    never waited on it). Prints where the session's start fell in that."""
+    log = stderr(c)
+    stopping = re.search(r"input method: stopping pid (\d+); the new engine starts when it has ended", log)
+    assert stopping, f"the engine was not stopped asynchronously\n{c.evidence()}"
+    replaced = log.find(f"input method: pid {stopping.group(1)} ended; launching its replacement")
+    assert replaced > stopping.end(), f"the old engine was never reaped before its replacement\n{c.evidence()}"
+    began = max(log.find("session began"), log.find("(began)"))
+    relaunched = log.find("launched input method", replaced)
+    print(f"restart: stop at {stopping.start()}, reaped at {replaced}, relaunched at {relaunched}, "
+          f"session began at {began} (log offsets)")
+
+
 @pytest.mark.parametrize("prediction", [True, False])
 def test_pinyin_prediction_follows_predictive_text(carrel, procs, logdir, logs, tmp_path, artifacts_dir, prediction):
     """Pinyin shows words predicted after a commit only when the session
@@ -305,6 +321,7 @@ def test_pinyin_prediction_follows_predictive_text(carrel, procs, logdir, logs, 
         assert h.wait_until(lambda: restart in stderr(c), 15), c.evidence()
         assert h.wait_until(lambda: grabbed in stderr(c)[stderr(c).index(restart):], 15), \
             f"the restarted engine never grabbed the keyboard\n{c.evidence()}"
+        report_restart(c)
     else:
         engine_ready(c)
         assert "restarting the engine" not in stderr(c), c.evidence()
@@ -326,3 +343,193 @@ def test_pinyin_prediction_follows_predictive_text(carrel, procs, logdir, logs, 
     type_keys(display, None, ["Escape", "Return"])
     text = wait_content(typed, lambda t: t.endswith("\n"))
     assert text.startswith("中文"), f"foot received {text!r}\n{c.evidence()}"
+
+
+# The demo exam's free-text question (the fifth) through the input method:
+# the script answers the four others and waits; the keys are real.
+DEMO_SCRIPT = """\
+begin
+wait-began
+answer 2
+answer 3
+answer 4
+answer 1
+wait-ended 60
+"""
+
+
+def changed_outside(before, after, box) -> int:
+    """Points (every second one) that differ between two screenshots outside
+    `box`: on the demo's question screen only a candidate popup changes there."""
+    x0, y0, x1, y1 = box
+    count = 0
+    for y, (a, b) in enumerate(zip(before.rgb_rows(), after.rgb_rows())):
+        if y % 2 or a == b:
+            continue
+        for x in range(0, len(a) // 3, 2):
+            if (x0 <= x <= x1 and y0 <= y <= y1) or a[3 * x:3 * x + 3] == b[3 * x:3 * x + 3]:
+                continue
+            count += 1
+    return count
+
+
+def start_demo(carrel, procs, logdir, logs, tmp_path, allow_input_method, engines=("mozc",)):
+    """The demo exam under carrel nested in Xvfb, the policy naming `engines`, on
+    its free-text question. Returns (carrel, display, stdout reader, field box, empty screenshot)."""
+    from test_demo_exam import demo_bin, field_box
+    from test_enforcement import x_windows
+    demo = demo_bin()
+    if not (demo.is_file() and os.access(demo, os.X_OK)):
+        pytest.fail(f"carrel-demo-exam not found at {demo} (set CARREL_DEMO_BIN or run swift build)")
+    display = start_xvfb(procs, logdir, logs)
+    policy = write_policy(tmp_path, engines)
+    script = tmp_path / "free-text.script"
+    script.write_text(DEMO_SCRIPT)
+    app = [str(demo), "--script", str(script)] + (["--allow", "input_method"] if allow_input_method else [])
+    c = carrel.start(app=app, args=["--policy", str(policy)], backend="x11",
+                     env={"DISPLAY": display, "LANG": "C.UTF-8"}, wait_ready=False)
+    out = lambda: c.stdout_path.read_text(errors="replace")  # noqa: E731
+    assert h.wait_until(lambda: "carrel-demo-exam: answer 4 1" in out(), 30), \
+        f"the script did not reach the free-text question\n{c.evidence()}"
+    assert h.wait_until(lambda: x_windows(display), 10), "carrel has no X window"
+    shot = [None]
+
+    def field_shown():
+        shot[0] = screenshot(display)
+        return field_box(shot[0]) is not None
+
+    assert h.wait_until(field_shown, 15, interval=0.25), f"no answer field on screen\n{c.evidence()}"
+    return c, display, out, field_box(shot[0]), shot[0]
+
+
+def restarted_engine_composes_for_demo(c):
+    """The session (no predictive_text) restarted the engine with its
+    prediction off; the new one grabbed the keyboard and was activated for
+    the demo's field."""
+    restart = "restarting the engine with its own prediction off"
+    grabbed = "input method: the engine grabbed the keyboard"
+    assert h.wait_until(lambda: restart in stderr(c), 15), c.evidence()
+    assert h.wait_until(lambda: grabbed in stderr(c)[stderr(c).index(restart):], 15), \
+        f"the restarted engine never grabbed the keyboard\n{c.evidence()}"
+    report_restart(c)
+    assert h.wait_until(lambda: "activating the engine" in stderr(c)[stderr(c).index(restart):], 10), \
+        f"the engine was never activated for the demo's field\n{c.evidence()}"
+
+
+def test_demo_exam_free_text_through_mozc(carrel, procs, logdir, logs, tmp_path, artifacts_dir):
+    """The demo exam's own text-input-v3 field, the session allowing the
+    input method: romaji typed with real keys become 日本語 through mozc, the
+    candidates show while composing, the kanji are drawn in the field, and
+    the answer is logged when Enter hands in."""
+    from test_demo_exam import ink_in
+    c, display, out, box, empty = start_demo(carrel, procs, logdir, logs, tmp_path, True)
+    restarted_engine_composes_for_demo(c)
+    empty_ink = ink_in(empty, box)
+    type_keys(display, "nihongo")
+    last = [None]
+
+    def popup_shown():
+        last[0] = screenshot(display)
+        return changed_outside(empty, last[0], box) >= 1500
+
+    shown = h.wait_until(popup_shown, 8, interval=0.25)
+    png = save(last[0], artifacts_dir, "demo-mozc-composing")
+    assert shown, f"no candidate popup while composing ({changed_outside(empty, last[0], box)} points changed " \
+                  f"outside the field); screenshot {png}\n{c.evidence()}"
+    type_keys(display, None, ["space", "Return"])
+
+    def kanji_drawn():
+        last[0] = screenshot(display)
+        return ink_in(last[0], box) > empty_ink + 300 and changed_outside(empty, last[0], box) < 1500
+
+    drawn = h.wait_until(kanji_drawn, 8, interval=0.25)
+    png = save(last[0], artifacts_dir, "demo-mozc-committed")
+    print(f"field ink {empty_ink} empty, {ink_in(last[0], box)} after the commit; "
+          f"{changed_outside(empty, last[0], box)} points changed outside it")
+    assert drawn, f"the field {box} did not show the committed text with the popup gone: screenshot {png}\n{c.evidence()}"
+    assert "answer 5:" not in out(), "the answer is logged when the question is left, not before"
+    type_keys(display, None, ["Return"])
+    status = c.wait_exit()
+    lines = out().splitlines()
+    assert "carrel-demo-exam: answer 5: 日本語" in lines, f"{lines}\n{c.evidence()}"
+    assert status == 0, f"carrel exited {status}\n{c.evidence()}"
+
+
+@pytest.mark.parametrize("engine, keys, expected", [
+    ("hangul", "gksrnrdj", "한국어"),
+    ("pinyin", "zhongwen", "中文"),
+])
+def test_demo_exam_free_text_korean_and_chinese(carrel, procs, logdir, logs, tmp_path, engine, keys, expected):
+    """Hangul and pinyin through the demo's field: Space ends the
+    composition, Enter hands in, the log holds the answer."""
+    c, display, out, box, empty = start_demo(carrel, procs, logdir, logs, tmp_path, True, engines=(engine,))
+    restarted_engine_composes_for_demo(c)
+    type_keys(display, keys, ["space", "Return"])
+    status = c.wait_exit()
+    answers = [line for line in out().splitlines() if line.startswith("carrel-demo-exam: answer 5: ")]
+    assert answers and answers[0].startswith(f"carrel-demo-exam: answer 5: {expected}"), \
+        f"{answers}, not {expected}\n{c.evidence()}"
+    assert status == 0, f"carrel exited {status}\n{c.evidence()}"
+
+
+def test_demo_exam_free_text_denied_input_method_gets_romaji(carrel, procs, logdir, logs, tmp_path, artifacts_dir):
+    """The same keys with the session denying input_method: the field gets
+    the plain letters, no popup opens, the engine composes for nobody."""
+    c, display, out, box, empty = start_demo(carrel, procs, logdir, logs, tmp_path, False)
+    assert h.wait_until(lambda: "input method: the engine bound the input method" in stderr(c), 15), c.evidence()
+    before = stderr(c).count("activating the engine")
+    type_keys(display, "nihongo", ["space"])
+    time.sleep(1.0)
+    shot = screenshot(display)
+    png = save(shot, artifacts_dir, "demo-input-method-denied")
+    assert changed_outside(empty, shot, box) < 300, \
+        f"something changed outside the field with the input method denied " \
+        f"({changed_outside(empty, shot, box)} points): {png}"
+    assert stderr(c).count("activating the engine") == before, \
+        f"the engine was activated for a window that may not compose\n{c.evidence()}"
+    type_keys(display, None, ["Return"])
+    status = c.wait_exit()
+    lines = out().splitlines()
+    assert "carrel-demo-exam: answer 5: nihongo " in lines, f"{lines}\n{c.evidence()}"
+    assert status == 0, f"carrel exited {status}\n{c.evidence()}"
+
+
+def test_engine_ignoring_sigterm_is_killed_without_stalling_the_session(carrel, procs, logdir, logs, tmp_path):
+    """The session's begin restarts the engine (its prediction setting
+    changes); this engine ignores SIGTERM. Carrel does not wait on it: the
+    session begins, clients are answered, and a second later its process
+    group is killed, reaped through SIGCHLD and the replacement launched."""
+    display = start_xvfb(procs, logdir, logs)
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[input_method]\ncommand = ["/bin/sh", "-c", "trap \'\' TERM; while :; do sleep 1; done"]\n'
+                      'engines = ["mozc"]\n\n'
+                      f'[control]\nsocket = "{tmp_path}/control.sock"\n')
+    config = tmp_path / "exam.toml"
+    config.write_text('allow = ["input_method"]\n')
+    typed = tmp_path / "typed.txt"
+    c = carrel.start(app=["foot", "sh", "-c", 'exec cat > "$0"', str(typed)],
+                     args=["--policy", str(policy), f"--assessment={config}"], backend="x11",
+                     env={"DISPLAY": display, "LANG": "C.UTF-8"})
+    stopping = re.compile(r"input method: stopping pid (\d+); the new engine starts when it has ended")
+    assert h.wait_until(lambda: stopping.search(stderr(c)), 15), f"the engine was never restarted\n{c.evidence()}"
+    old = int(stopping.search(stderr(c)).group(1))
+    # A client's roundtrip while the old engine still runs, SIGTERM ignored.
+    info = c.client(["wayland-info"]) if os.path.exists("/usr/bin/wayland-info") else None
+    answered_early = None
+    if info is not None:
+        assert info.wait_exit() == 0, info.stderr()[-3000:]
+        answered_early = "killing it" not in stderr(c)
+    killed = re.compile(rf"input method: pid {old} did not end within \S+ of SIGTERM; killing it")
+    assert h.wait_until(lambda: killed.search(stderr(c)), 10), \
+        f"the engine ignoring SIGTERM was never killed\n{c.evidence()}"
+    replaced = f"input method: pid {old} ended; launching its replacement"
+    assert h.wait_until(lambda: replaced in stderr(c), 10), f"the killed engine was never reaped\n{c.evidence()}"
+    assert h.wait_until(lambda: engine_pid(c) != old, 5), f"no replacement was launched\n{c.evidence()}"
+    log = stderr(c)
+    assert killed.search(log).start() < log.index(replaced) < log.rindex("launched input method"), c.evidence()
+    assert h.wait_until(lambda: "session began (on behalf of foot)" in stderr(c), 15), c.evidence()
+    log = stderr(c)
+    print(f"session began {'before' if log.index('session began') < killed.search(log).start() else 'after'} "
+          f"the stubborn engine was killed; a client was answered before the kill: {answered_early}")
+    assert "session interrupted" not in log and "session ended" not in log, c.evidence()
+    assert c.alive(), c.evidence()

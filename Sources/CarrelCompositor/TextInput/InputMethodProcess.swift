@@ -166,8 +166,21 @@ final class InputMethodProcess {
         return AppExit(waitStatus: status)
     }
 
-    /// Ends it and what it started (its process group: SIGTERM, then
-    /// SIGKILL after a second).
+    /// Asks it and what it started to end (SIGTERM to its process group)
+    /// without waiting: SIGCHLD tells when it has, `reap` collects it.
+    func beginStopping() {
+        guard !exited else { return }
+        kill(-pid, SIGTERM)
+    }
+
+    /// It did not end in time after `beginStopping`: SIGKILL to its group.
+    func forceStop() {
+        guard !exited else { return }
+        kill(-pid, SIGKILL)
+    }
+
+    /// Ends it and what it started, waiting (Carrel is stopping: SIGTERM,
+    /// then SIGKILL after a second).
     func terminate() {
         kill(-pid, SIGTERM)
         for _ in 0..<100 where !exited {

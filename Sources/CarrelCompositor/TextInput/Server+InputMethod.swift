@@ -47,21 +47,53 @@ extension Server {
         decide { $0.inputMethodLaunched(now: AssessmentService.now(), prediction: prediction) }
     }
 
-    /// Core changed the engine's prediction setting: end it, start it anew.
+    /// How long an engine being replaced has to end after SIGTERM before its
+    /// process group is killed.
+    static let inputMethodStopGrace: Duration = .seconds(1)
+
+    /// Core changed the engine's prediction setting: end it, start it anew,
+    /// never waiting on it in the event loop. Its connection is closed at once
+    /// (nothing it composed can reach the session), its process group gets
+    /// SIGTERM; SIGCHLD reaps it and launches the new engine
+    /// (`reapInputMethod`); a timer kills the group if it lingers.
     func restartInputMethod() {
         guard let process = inputMethodProcess else { return }
         inputMethodProcess = nil
-        process.terminate()
+        retiringInputMethod = process
+        roles.disconnectClients(of: .inputMethod)
+        process.beginStopping()
+        logger.info("input method: stopping pid \(process.pid); the new engine starts when it has ended")
+        if inputMethodStopTimer == nil {
+            inputMethodStopTimer = EventLoopTimer(loop: wl_display_get_event_loop(display)) { [unowned self] in
+                guard let retiring = retiringInputMethod else { return }
+                logger.warning("input method: pid \(retiring.pid) did not end within \(Self.inputMethodStopGrace.secondsText) of SIGTERM; killing it")
+                retiring.forceStop()
+            }
+        }
+        inputMethodStopTimer?.arm(after: Self.inputMethodStopGrace)
+        // It may have ended already, before this SIGTERM.
+        _ = reapRetiringInputMethod()
+    }
+
+    /// The engine being replaced ended: collect it and launch its successor.
+    private func reapRetiringInputMethod() -> Bool {
+        guard let retiring = retiringInputMethod, retiring.reap() != nil else { return false }
+        retiringInputMethod = nil
+        inputMethodStopTimer?.disarm()
+        logger.info("input method: pid \(retiring.pid) ended; launching its replacement")
         do {
             try launchInputMethod()
         } catch {
             logger.error("\(error)")
             drive { $0.inputMethodExited("could not restart: \(error)", now: AssessmentService.now()) }
         }
+        return true
     }
 
-    /// SIGCHLD: true when the input method ended (Core decides what follows).
+    /// SIGCHLD: true when the input method (or the one being replaced) ended
+    /// (Core decides what follows the running one's end).
     func reapInputMethod() -> Bool {
+        if reapRetiringInputMethod() { return true }
         guard let process = inputMethodProcess, let status = process.reap() else { return false }
         inputMethodProcess = nil
         drive { $0.inputMethodExited(status.description, now: AssessmentService.now()) }
@@ -86,6 +118,10 @@ extension Server {
     func stopInputMethod() {
         inputMethodTimer?.cancel()
         inputMethodTimer = nil
+        inputMethodStopTimer?.cancel()
+        inputMethodStopTimer = nil
+        retiringInputMethod?.terminate()
+        retiringInputMethod = nil
         inputMethodProcess?.terminate()
         inputMethodProcess = nil
         if let directory = inputMethodDirectory { removeTree(directory) }
