@@ -119,7 +119,7 @@ public final class Server {
 
         outputLayout = WlrootsVersion.createOutputLayout(display)
         wlr_xdg_output_manager_v1_create(display, outputLayout)
-        scene = wlr_scene_create()
+        scene = WlrootsVersion.createScene()
         // Scene outputs follow their layout outputs' positions.
         sceneLayout = WlrootsVersion.attachOutputLayout(scene, outputLayout)
         untrustedLayer = WlrootsVersion.createTree(in: scene)

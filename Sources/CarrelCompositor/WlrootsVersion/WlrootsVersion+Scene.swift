@@ -23,6 +23,18 @@ extension WlrootsVersion {
         (tree + MemoryLayout<wlr_scene_tree>.offset(of: \wlr_scene_tree.node)!).assumingMemoryBound(to: wlr_scene_node.self)
     }
 
+    /// An empty scene. 0.17+ compute which surfaces opaque ones cover and
+    /// send those no frame callbacks; 0.15 did not, and Carrel keeps that:
+    /// a window the session does not hide gets its frames wherever it is
+    /// stacked (hidden ones are disabled nodes, which get none in any version).
+    static func createScene() -> UnsafeMutablePointer<wlr_scene> {
+        let scene = wlr_scene_create()!
+        #if CARREL_WLROOTS_SINCE_0_17
+        scene.pointee.calculate_visibility = false
+        #endif
+        return scene
+    }
+
     /// Ties the scene's outputs to the output layout. Returns what
     /// `addOutput` needs: 0.17+'s scene output layout (0.15 needs nothing:
     /// it creates a scene output for every layout output by itself).
