@@ -5,7 +5,8 @@
  * reading its source and running the fuzzer against it:
  *   popup parents      all (0.17/0.18 still accept a popup as its own parent)
  *   orphaned subsurfaces  0.15 only (0.16+ destroys a subsurface with its parent)
- *   inert xdg objects  all (0.18's xdg_toplevel handlers still read NULL user data)
+ *   inert xdg objects  all (0.18's xdg_toplevel handlers still read NULL user data,
+ *                      though 0.18 disconnects such a client before they can run)
  *   refused drags      all (no wlroots frees a never-started drag without a source) */
 #include "CarrelShim.h"
 #include "log_internal.h"

@@ -135,7 +135,8 @@ enum WlrootsVersion {
 
     /// Ignores requests on an xdg_toplevel whose wl_surface was destroyed and
     /// refuses get_popup on such an xdg_surface: 0.15 dereferences NULL for
-    /// them, and 0.18's xdg_toplevel handlers still do (see the shim).
+    /// them. 0.18's handlers would too, but 0.18 disconnects such a client
+    /// first; the guard stays as a second line (see the shim).
     static func guardInertXdgObjects(_ display: OpaquePointer) -> OpaquePointer? {
         carrel_install_inert_xdg_guard(display)
     }
