@@ -38,8 +38,9 @@ struct wl_protocol_logger *carrel_install_subsurface_guard(struct wl_display *di
 /// implementation for an inert one: requests on an inert xdg_toplevel are
 /// ignored, `destroy` destroys it, and `get_popup` on
 /// an inert xdg_surface is the protocol error `xdg_surface.defunct_role_object`.
-/// Still needed on 0.18, whose xdg_toplevel handlers read the NULL user data
-/// too; it uses libwayland's API only.
+/// Kept on 0.17 and 0.18, whose xdg_toplevel handlers read the NULL user
+/// data too, although 0.18 disconnects such a client when its wl_surface goes;
+/// it uses libwayland's API only.
 struct wl_protocol_logger *carrel_install_inert_xdg_guard(struct wl_display *display);
 
 /// Frees a drag the compositor refused (never started). wlroots 0.15 frees a

@@ -43,7 +43,7 @@ extension WlrootsVersion {
         #if CARREL_WLROOTS_SINCE_0_17
         wlr_scene_attach_output_layout(scene, layout)
         #else
-        wlr_scene_attach_output_layout(scene, layout)
+        _ = wlr_scene_attach_output_layout(scene, layout)
         return nil
         #endif
     }
