@@ -133,9 +133,10 @@ public final class Server {
         wlr_idle_inhibit_v1_create(display)
 
         xdgShell = WlrootsVersion.createXdgShell(display)
-        // Before any client connects: wlroots 0.15 must never see a popup
-        // that is its own ancestor, nor restack an orphaned subsurface, nor
-        // act on an inert xdg_toplevel (see the shim).
+        // Before any client connects: wlroots must never see a popup that
+        // is its own ancestor, nor (0.15) restack an orphaned subsurface, nor
+        // act on an inert xdg_toplevel (see the shim; a guard a version does
+        // not need is nil).
         protocolGuards = [WlrootsVersion.guardPopupParents(display),
                           WlrootsVersion.guardOrphanedSubsurfaces(display),
                           WlrootsVersion.guardInertXdgObjects(display)].compactMap { $0 }
