@@ -1,10 +1,29 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
+
+// The wlroots Carrel is built against: CARREL_WLROOTS=0.15 (the default,
+// Debian bookworm), 0.17 (Ubuntu 24.04) or 0.18 (Debian trixie). It picks the
+// pkg-config name and a define that the shim (C) and the compositor's
+// WlrootsVersion (Swift) test; nothing else in the code base knows the version.
+let wlrootsVersion = ProcessInfo.processInfo.environment["CARREL_WLROOTS"].flatMap { $0.isEmpty ? nil : $0 } ?? "0.15"
+let wlrootsPkgConfig: String
+let wlrootsDefine: String?
+switch wlrootsVersion {
+case "0.15": (wlrootsPkgConfig, wlrootsDefine) = ("wlroots", nil)
+case "0.17": (wlrootsPkgConfig, wlrootsDefine) = ("wlroots", "CARREL_WLROOTS_0_17")
+case "0.18": (wlrootsPkgConfig, wlrootsDefine) = ("wlroots-0.18", "CARREL_WLROOTS_0_18")
+default:
+    fatalError("CARREL_WLROOTS is '\(wlrootsVersion)'; expected 0.15, 0.17 or 0.18 (unset means 0.15)")
+}
+let wlrootsCSettings: [CSetting] = wlrootsDefine.map { [.define($0)] } ?? []
+// Swift also gets one condition for everything 0.17 and 0.18 share.
+let wlrootsSwiftSettings: [SwiftSetting] = wlrootsDefine.map { [.define($0), .define("CARREL_WLROOTS_SINCE_0_17")] } ?? []
 
 // wlroots' C API is imported through CarrelShim; the system-library targets
 // below only contribute pkg-config flags and link lines.
 let linkOnly: [Target] = [
-    .systemLibrary(name: "CWlrootsLib", path: "CModules/CWlrootsLib", pkgConfig: "wlroots",
+    .systemLibrary(name: "CWlrootsLib", path: "CModules/CWlrootsLib", pkgConfig: wlrootsPkgConfig,
                    providers: [.apt(["libwlroots-dev"])]),
     .systemLibrary(name: "CWaylandServerLib", path: "CModules/CWaylandServerLib", pkgConfig: "wayland-server",
                    providers: [.apt(["libwayland-dev"])]),
@@ -55,8 +74,10 @@ let package = Package(
             name: "CarrelShim",
             dependencies: ["CarrelProtocolCode", "CWlrootsLib", "CWaylandServerLib", "CXkbcommonLib", "CPixmanLib", "CSystemdLib"],
             path: "CModules/CarrelShim",
-            sources: ["bridge.c", "memory_buffer.c", "wlroots_guards.c", "shm_pool_accounting.c", "audit_watch.c"],
-            publicHeadersPath: "include"
+            sources: ["bridge.c", "memory_buffer.c", "wlroots_guards.c", "shm_pool_accounting.c", "audit_watch.c",
+                      "xdg_initial_configure.c"],
+            publicHeadersPath: "include",
+            cSettings: wlrootsCSettings
         ),
         // The media restriction provider's sd-bus calls (MPRIS pause).
         .target(
@@ -70,7 +91,7 @@ let package = Package(
             name: "CarrelClientShim",
             dependencies: ["CarrelProtocolCode", "CWaylandClientLib"],
             path: "CModules/CarrelClientShim",
-            sources: ["shm.c"],
+            sources: ["shm.c", "pointer_listener.c"],
             publicHeadersPath: "include"
         ),
         // The protocol's vocabulary, once: features, enforcement, reasons with
@@ -86,7 +107,7 @@ let package = Package(
             name: "CarrelCompositor",
             dependencies: ["CarrelCore", "CarrelSystem", "CarrelShim", "CCairoLib", "CarrelMedia", "CarrelPasscode", "CarrelAudit",
                            .product(name: "Logging", package: "swift-log")],
-            swiftSettings: cSideSettings
+            swiftSettings: cSideSettings + wlrootsSwiftSettings
         ),
         // Guided Access passcodes as salted slow hashes (swift-crypto).
         .target(

@@ -8,6 +8,9 @@ CARREL_RUN_PACKAGES=(xvfb x11-apps imagemagick weston
 CARREL_TEST_PACKAGES=(python3 python3-pytest python3-venv wayland-utils grim wf-recorder wl-clipboard wtype
   swaybg foot util-linux cage xwayland xdotool x11-utils
   nftables iproute2 dbus dbus-daemon python3-dbus python3-gi strace)
+# newer wlroots: build wayland, libdrm and wlroots 0.17/0.18 from source
+# (meson-helpers/build-wlroots; libwlroots-dev above brings their libraries' -dev packages).
+CARREL_NEWER_WLROOTS_PACKAGES=(gcc xz-utils python3-venv libseat-dev)
 
 # carrel_install_missing PACKAGE...: installs the packages not yet installed.
 # As root it runs apt-get; otherwise it uses sudo when available and says

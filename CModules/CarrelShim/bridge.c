@@ -8,6 +8,18 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+/* The wlroots the build asked for (CARREL_WLROOTS, a define from
+ * Package.swift) must be the one whose headers were found: a header missing
+ * from a newer wlroots' prefix silently resolves to the distribution's 0.15
+ * copy in /usr/include. */
+#if defined(CARREL_WLROOTS_0_18) && WLR_VERSION_MINOR != 18
+#error "built for wlroots 0.18 (CARREL_WLROOTS=0.18) but <wlr/version.h> is another version: point PKG_CONFIG_PATH at wlroots 0.18's prefix"
+#elif defined(CARREL_WLROOTS_0_17) && WLR_VERSION_MINOR != 17
+#error "built for wlroots 0.17 (CARREL_WLROOTS=0.17) but <wlr/version.h> is another version: point PKG_CONFIG_PATH at wlroots 0.17's prefix"
+#elif !defined(CARREL_WLROOTS_0_17) && !defined(CARREL_WLROOTS_0_18) && WLR_VERSION_MINOR != 15
+#error "built for wlroots 0.15 (CARREL_WLROOTS unset) but found another wlroots: set CARREL_WLROOTS to its version (0.17 or 0.18)"
+#endif
+
 static void carrel_listener_notify(struct wl_listener *listener, void *data) {
     struct carrel_listener *l = wl_container_of(listener, l, listener);
     l->callback(l->context, data);

@@ -1,6 +1,9 @@
 /* A wlr_buffer in plain memory that Carrel draws into itself (the
- * confirmation prompt and the banner): wlroots 0.15's wlr_buffer_impl by hand. */
+ * confirmation prompt and the banner): wlroots' wlr_buffer_impl by hand. */
 #include "CarrelShim.h"
+#if WLR_VERSION_MINOR >= 17
+#include <wlr/interfaces/wlr_buffer.h> /* 0.17 moved wlr_buffer_impl here */
+#endif
 
 #include <stdlib.h>
 

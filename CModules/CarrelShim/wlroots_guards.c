@@ -1,8 +1,13 @@
-/* Guards around wlroots 0.15 bugs any client could trigger (found by the wire
- * fuzzer and the soak), and the capture-frame failing 0.15 has no call for.
- * Each reads 0.15's struct layout; each is to be re-checked, and most
- * dropped, when Carrel moves to a newer wlroots. The protocol-logger guards
- * see a request before libwayland dispatches it to wlroots. */
+/* Guards around wlroots bugs any client could trigger (found by the wire
+ * fuzzer and the soak), and the capture-frame failing wlroots has no call
+ * for. The protocol-logger guards see a request before libwayland dispatches
+ * it to wlroots. Which guard each wlroots needs (0.15, 0.17, 0.18), from
+ * reading its source and running the fuzzer against it:
+ *   popup parents      all (0.17/0.18 still accept a popup as its own parent)
+ *   orphaned subsurfaces  0.15 only (0.16+ destroys a subsurface with its parent)
+ *   inert xdg objects  all (0.18's xdg_toplevel handlers still read NULL user data,
+ *                      though 0.18 disconnects such a client before they can run)
+ *   refused drags      all (no wlroots frees a never-started drag without a source) */
 #include "CarrelShim.h"
 #include "log_internal.h"
 
@@ -83,6 +88,8 @@ int carrel_screencopy_fail_frames(struct wlr_screencopy_manager_v1 *manager, str
 
 /* MARK: - Orphaned subsurfaces */
 
+#if WLR_VERSION_MINOR < 16
+
 /* A wl_subsurface resource whose wlr_subsurface the guard hid. */
 struct carrel_hidden_subsurface {
     struct wlr_subsurface *subsurface; /* NULL once wlroots destroyed it */
@@ -149,6 +156,12 @@ static void carrel_subsurface_guard(void *user_data, enum wl_protocol_logger_typ
 struct wl_protocol_logger *carrel_install_subsurface_guard(struct wl_display *display) {
     return wl_display_add_protocol_logger(display, carrel_subsurface_guard, NULL);
 }
+#else
+struct wl_protocol_logger *carrel_install_subsurface_guard(struct wl_display *display) {
+    (void)display;
+    return NULL; /* wlroots destroys the subsurface with its parent itself */
+}
+#endif
 
 /* MARK: - Refused drags */
 
@@ -164,6 +177,7 @@ void carrel_drag_destroy_refused(struct wlr_drag *drag) {
     drag->cancelling = true;
     wl_signal_emit(&drag->events.destroy, drag);
     struct wlr_drag_icon *icon = drag->icon;
+#if WLR_VERSION_MINOR < 17
     if (icon != NULL) {
         wl_list_remove(&drag->icon_destroy.link);
         if (icon->mapped) {
@@ -175,6 +189,19 @@ void carrel_drag_destroy_refused(struct wlr_drag *drag) {
         wl_list_remove(&icon->surface_destroy.link);
         free(icon);
     }
+#else
+    /* What drag_destroy does for a drag that never started (0.17/0.18). */
+#if WLR_VERSION_MINOR >= 18
+    wl_list_remove(&drag->focus_destroy.link);
+#endif
+    if (icon != NULL) {
+        wl_list_remove(&drag->icon_destroy.link);
+        drag->icon = NULL;
+        wl_list_remove(&icon->surface_destroy.link);
+        wl_signal_emit(&icon->events.destroy, icon);
+        free(icon);
+    }
+#endif
     free(drag);
 }
 

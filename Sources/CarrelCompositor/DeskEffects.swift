@@ -71,7 +71,7 @@ extension Server {
             stop(status: status)
         case .switchVirtualTerminal(let vt):
             // Core asks only when the seat has terminals (a real session).
-            if let session = wlr_backend_get_session(backend) { wlr_session_change_vt(session, UInt32(vt)) }
+            if let session { wlr_session_change_vt(session, UInt32(vt)) }
         case .log(let entry):
             log(entry)
         }

@@ -33,45 +33,43 @@ final class Input {
             handleNewInput(data!.assumingMemoryBound(to: wlr_input_device.self))
         }
         listeners.on(&cursor.pointee.events.motion) { [unowned self] data in
-            let event = data!.assumingMemoryBound(to: wlr_event_pointer_motion.self).pointee
-            wlr_cursor_move(cursor, event.device, event.delta_x, event.delta_y)
+            let event = data!.assumingMemoryBound(to: WlrootsVersion.PointerMotionEvent.self).pointee
+            wlr_cursor_move(cursor, WlrootsVersion.device(event), event.delta_x, event.delta_y)
             pointerMoved(time: event.time_msec)
         }
         listeners.on(&cursor.pointee.events.motion_absolute) { [unowned self] data in
-            let event = data!.assumingMemoryBound(to: wlr_event_pointer_motion_absolute.self).pointee
-            wlr_cursor_warp_absolute(cursor, event.device, event.x, event.y)
+            let event = data!.assumingMemoryBound(to: WlrootsVersion.PointerMotionAbsoluteEvent.self).pointee
+            wlr_cursor_warp_absolute(cursor, WlrootsVersion.device(event), event.x, event.y)
             pointerMoved(time: event.time_msec)
         }
         listeners.on(&cursor.pointee.events.button) { [unowned self] data in
-            let event = data!.assumingMemoryBound(to: wlr_event_pointer_button.self).pointee
+            let event = data!.assumingMemoryBound(to: WlrootsVersion.PointerButtonEvent.self).pointee
             wlr_seat_pointer_notify_button(seat, event.time_msec, event.button, event.state)
         }
         listeners.on(&cursor.pointee.events.axis) { [unowned self] data in
-            let event = data!.assumingMemoryBound(to: wlr_event_pointer_axis.self).pointee
-            wlr_seat_pointer_notify_axis(seat, event.time_msec, event.orientation, event.delta,
-                                         event.delta_discrete, event.source)
+            WlrootsVersion.notifyAxis(seat, data!.assumingMemoryBound(to: WlrootsVersion.PointerAxisEvent.self).pointee)
         }
         listeners.on(&cursor.pointee.events.frame) { [unowned self] _ in
             wlr_seat_pointer_notify_frame(seat)
         }
         listeners.on(&cursor.pointee.events.touch_down) { [unowned self] data in
-            let event = data!.assumingMemoryBound(to: wlr_event_touch_down.self).pointee
+            let event = data!.assumingMemoryBound(to: WlrootsVersion.TouchDownEvent.self).pointee
             var lx = 0.0, ly = 0.0
-            wlr_cursor_absolute_to_layout_coords(cursor, event.device, event.x, event.y, &lx, &ly)
+            wlr_cursor_absolute_to_layout_coords(cursor, WlrootsVersion.device(event), event.x, event.y, &lx, &ly)
             if let hit = server.surface(atLayoutX: lx, y: ly) {
                 wlr_seat_touch_notify_down(seat, hit.surface, event.time_msec, event.touch_id, hit.sx, hit.sy)
             }
         }
         listeners.on(&cursor.pointee.events.touch_motion) { [unowned self] data in
-            let event = data!.assumingMemoryBound(to: wlr_event_touch_motion.self).pointee
+            let event = data!.assumingMemoryBound(to: WlrootsVersion.TouchMotionEvent.self).pointee
             var lx = 0.0, ly = 0.0
-            wlr_cursor_absolute_to_layout_coords(cursor, event.device, event.x, event.y, &lx, &ly)
+            wlr_cursor_absolute_to_layout_coords(cursor, WlrootsVersion.device(event), event.x, event.y, &lx, &ly)
             if let hit = server.surface(atLayoutX: lx, y: ly) {
                 wlr_seat_touch_notify_motion(seat, event.time_msec, event.touch_id, hit.sx, hit.sy)
             }
         }
         listeners.on(&cursor.pointee.events.touch_up) { [unowned self] data in
-            let event = data!.assumingMemoryBound(to: wlr_event_touch_up.self).pointee
+            let event = data!.assumingMemoryBound(to: WlrootsVersion.TouchUpEvent.self).pointee
             wlr_seat_touch_notify_up(seat, event.time_msec, event.touch_id)
         }
         listeners.on(&cursor.pointee.events.touch_frame) { [unowned self] _ in
@@ -122,7 +120,7 @@ final class Input {
         case WLR_INPUT_DEVICE_KEYBOARD:
             guard let keyboard = Keyboard(device: device, input: self) else { return }
             keyboards.append(keyboard)
-            wlr_seat_set_keyboard(seat, device)
+            WlrootsVersion.setSeatKeyboard(seat, device)
             server.drive { $0.keyboardAdded() }
         case WLR_INPUT_DEVICE_POINTER:
             wlr_cursor_attach_input_device(cursor, device)
@@ -225,7 +223,7 @@ final class Input {
             if !cursorThemeLoaded {
                 cursorThemeLoaded = wlr_xcursor_manager_load(cursorManager, 1)
             }
-            wlr_xcursor_manager_set_cursor_image(cursorManager, "left_ptr", cursor)
+            WlrootsVersion.setCursorImage(cursorManager, "left_ptr", cursor)
             wlr_seat_pointer_notify_clear_focus(seat)
         }
     }
@@ -264,7 +262,7 @@ final class Keyboard {
     init?(device: UnsafeMutablePointer<wlr_input_device>, input: Input) {
         self.device = device
         self.input = input
-        let keyboard = device.pointee.keyboard!
+        let keyboard = WlrootsVersion.keyboard(of: device)
         guard let context = xkb_context_new(XKB_CONTEXT_NO_FLAGS) else { return nil }
         defer { xkb_context_unref(context) }
         // nil rule names: xkbcommon reads XKB_DEFAULT_RULES/MODEL/LAYOUT/VARIANT/OPTIONS.
@@ -275,11 +273,11 @@ final class Keyboard {
 
         listeners.on(&keyboard.pointee.events.modifiers) { [unowned self] _ in
             if input.server.textInput?.modifiersGoToGrab(keyboard: keyboard) == true { return }
-            wlr_seat_set_keyboard(input.seat, self.device)
-            wlr_seat_keyboard_notify_modifiers(input.seat, &self.device.pointee.keyboard.pointee.modifiers)
+            WlrootsVersion.setSeatKeyboard(input.seat, self.device)
+            wlr_seat_keyboard_notify_modifiers(input.seat, &keyboard.pointee.modifiers)
         }
         listeners.on(&keyboard.pointee.events.key) { [unowned self] data in
-            let event = data!.assumingMemoryBound(to: wlr_event_keyboard_key.self).pointee
+            let event = data!.assumingMemoryBound(to: WlrootsVersion.KeyboardKeyEvent.self).pointee
             switch input.keyDestination(keyboard: self, keycode: event.keycode,
                                         pressed: event.state == WL_KEYBOARD_KEY_STATE_PRESSED) {
             case .carrel:
@@ -291,7 +289,7 @@ final class Keyboard {
             case .client:
                 break
             }
-            wlr_seat_set_keyboard(input.seat, self.device)
+            WlrootsVersion.setSeatKeyboard(input.seat, self.device)
             wlr_seat_keyboard_notify_key(input.seat, event.time_msec, event.keycode, event.state.rawValue)
         }
         listeners.on(&device.pointee.events.destroy) { [unowned self] _ in

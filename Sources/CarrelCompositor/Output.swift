@@ -21,7 +21,7 @@ final class Output {
         self.server = server
         // The policy's `[outputs] curtain_colour`; it changes only with a restart.
         var colour = server.policy.outputs.curtainComponents
-        curtain = wlr_scene_rect_create(&server.curtainLayer.pointee.node, 0, 0, &colour)!
+        curtain = WlrootsVersion.createRect(in: server.curtainLayer, width: 0, height: 0, colour: &colour)
         wlr_scene_node_set_enabled(&curtain.pointee.node, false)
         listeners.on(&wlrOutput.pointee.events.frame) { [unowned self] _ in handleFrame() }
         listeners.on(&wlrOutput.pointee.events.present) { [unowned self] data in
@@ -71,7 +71,7 @@ final class Output {
             wlr_scene_output_send_frame_done(sceneOutput, &now)
             return
         }
-        if !wlr_scene_output_commit(sceneOutput) {
+        if !WlrootsVersion.commit(sceneOutput) {
             presentArmed = false
             presentRequested = true
         }

@@ -49,7 +49,7 @@ final class Overlay {
         guard let buffer = carrel_memory_buffer_create(Int32(rect.width), Int32(rect.height), &data, &stride),
               let data else { return false }
         Self.draw(text, kind: kind, into: data, width: rect.width, height: rect.height, stride: Int(stride))
-        let node = wlr_scene_buffer_create(&layer.pointee.node, buffer)
+        let node = WlrootsVersion.createBuffer(in: layer, buffer)
         // The scene node holds its own lock; ours goes.
         wlr_buffer_drop(buffer)
         guard let node else { return false }

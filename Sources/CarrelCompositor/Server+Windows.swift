@@ -14,7 +14,7 @@ extension Server {
             let owner = WindowOwner(client: clientID(client), role: role, participantID: roles.participantID(of: client))
             let layer = role == .untrusted ? untrustedLayer : appLayer
             let view = View(id: WindowID(nextWindowID), owner: owner, xdgSurface: xdgSurface,
-                            parentNode: &layer.pointee.node, server: self)
+                            layer: layer, server: self)
             nextWindowID += 1
             views[xdgSurface] = view
             // Decided before the client can commit a buffer: a window the
@@ -29,17 +29,20 @@ extension Server {
     /// Popups hang in their parent's scene subtree and are kept on the output.
     private func addPopup(_ xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>) {
         guard let parentSurface = xdgSurface.pointee.popup.pointee.parent,
-              wlr_surface_is_xdg_surface(parentSurface),
-              let parent = wlr_xdg_surface_from_wlr_surface(parentSurface),
+              let parent = WlrootsVersion.xdgSurface(of: parentSurface),
               let parentNode = parent.pointee.data?.assumingMemoryBound(to: wlr_scene_node.self) else {
             return
         }
-        let node = wlr_scene_xdg_surface_create(parentNode, xdgSurface)
+        guard WlrootsVersion.configurePopupOnInitialCommit(xdgSurface) else {
+            wl_client_post_no_memory(wl_resource_get_client(xdgSurface.pointee.resource))
+            return
+        }
+        let node = WlrootsVersion.createXdgSurfaceNode(under: parentNode, xdgSurface)
         xdgSurface.pointee.data = UnsafeMutableRawPointer(node)
         // The unconstrain box is in the toplevel's coordinate space.
         var toplevel = parent
         while toplevel.pointee.role == WLR_XDG_SURFACE_ROLE_POPUP,
-              let next = toplevel.pointee.popup.pointee.parent.flatMap({ wlr_xdg_surface_from_wlr_surface($0) }) {
+              let next = toplevel.pointee.popup.pointee.parent.flatMap({ WlrootsVersion.xdgSurface(of: $0) }) {
             toplevel = next
         }
         guard let view = views[toplevel], let output = primaryOutputBox else { return }
@@ -59,8 +62,8 @@ extension Server {
         guard view.parentView == nil, let output = primaryOutputBox else { return }
         let area = desk.area(for: view.owner, output: output)
         let placement = Placement.toplevel(output: area, parent: nil, requested: Size(width: 0, height: 0))
-        wlr_xdg_toplevel_set_fullscreen(view.xdgSurface, area == output)
-        wlr_xdg_toplevel_set_size(view.xdgSurface, UInt32(placement.rect.width), UInt32(placement.rect.height))
+        WlrootsVersion.setFullscreen(view.xdgSurface, area == output)
+        WlrootsVersion.setSize(view.xdgSurface, width: placement.rect.width, height: placement.rect.height)
         wlr_scene_node_set_position(view.sceneNode, Int32(placement.rect.x), Int32(placement.rect.y))
     }
 
@@ -85,8 +88,8 @@ extension Server {
                                            requested: Size(width: Int(geometry.width), height: Int(geometry.height)))
         switch placement {
         case .fullscreen(let rect):
-            wlr_xdg_toplevel_set_fullscreen(view.xdgSurface, primaryOutputBox == rect)
-            wlr_xdg_toplevel_set_size(view.xdgSurface, UInt32(rect.width), UInt32(rect.height))
+            WlrootsVersion.setFullscreen(view.xdgSurface, primaryOutputBox == rect)
+            WlrootsVersion.setSize(view.xdgSurface, width: rect.width, height: rect.height)
             wlr_scene_node_set_position(view.sceneNode, Int32(rect.x), Int32(rect.y))
         case .floating(let rect):
             wlr_scene_node_set_position(view.sceneNode, Int32(rect.x), Int32(rect.y))
@@ -141,7 +144,7 @@ extension Server {
         guard let input else { return }
         let targetView = stack.first { $0.id == target && $0.isMapped }
         for view in stack where view.isMapped {
-            wlr_xdg_toplevel_set_activated(view.xdgSurface, view === targetView)
+            WlrootsVersion.setActivated(view.xdgSurface, view === targetView)
         }
         input.focusKeyboard(on: targetView?.surface)
         textInput?.focusChanged()
@@ -149,10 +152,6 @@ extension Server {
 
     /// The surface under a layout point, with surface-local coordinates.
     func surface(atLayoutX lx: Double, y ly: Double) -> (surface: UnsafeMutablePointer<wlr_surface>, sx: Double, sy: Double)? {
-        var sx = 0.0, sy = 0.0
-        guard let node = wlr_scene_node_at(&scene.pointee.node, lx, ly, &sx, &sy),
-              node.pointee.type == WLR_SCENE_NODE_SURFACE,
-              let sceneSurface = wlr_scene_surface_from_node(node) else { return nil }
-        return (sceneSurface.pointee.surface, sx, sy)
+        WlrootsVersion.surface(at: lx, ly, in: scene)
     }
 }

@@ -13,10 +13,14 @@ import Logging
 public final class Server {
     let display: OpaquePointer
     let backend: UnsafeMutablePointer<wlr_backend>
+    /// The seat session wlroots opened (a real seat: virtual terminals), if any.
+    let session: UnsafeMutablePointer<wlr_session>?
     let renderer: UnsafeMutablePointer<wlr_renderer>
     let allocator: UnsafeMutablePointer<wlr_allocator>
     let scene: UnsafeMutablePointer<wlr_scene>
     let outputLayout: UnsafeMutablePointer<wlr_output_layout>
+    /// What ties scene outputs to the layout (wlroots 0.17+; nil on 0.15).
+    private var sceneLayout: OpaquePointer?
     let xdgShell: UnsafeMutablePointer<wlr_xdg_shell>
     private(set) var input: Input!
     private(set) var assessment: AssessmentService!
@@ -101,17 +105,18 @@ public final class Server {
             wl_display_destroy(display)
             throw error
         }
-        guard let backend = wlr_backend_autocreate(display) else {
+        guard let (backend, session) = WlrootsVersion.createBackend(display) else {
             throw CompositorError.backend("wlroots found no usable backend; for a headless run set WLR_BACKENDS=headless WLR_RENDERER=pixman, for a window run under X11 or Wayland")
         }
         self.backend = backend
+        self.session = session
         // Single App Mode starts in its gap: nothing but the app until the
         // app's first window maps (Core decides, from the policy).
         desk = Desk(Desk.Setup(
             policy: options.policy, appName: options.app.first, assessment: options.assessmentMode,
             emergency: try options.policy.emergencyBinding.map { try Self.resolve($0, for: "emergency.binding") },
             unlockKeys: try options.policy.guidedAccess.unlockKeys.map { try Self.resolve($0, for: "guided_access.unlock_keys") },
-            hasVirtualTerminals: wlr_backend_get_session(backend) != nil))
+            hasVirtualTerminals: session != nil))
         guard let renderer = wlr_renderer_autocreate(backend) else {
             throw CompositorError.backend("no renderer; without a GPU set WLR_RENDERER=pixman")
         }
@@ -123,31 +128,31 @@ public final class Server {
         self.allocator = allocator
         environment = EnvironmentProbe(backend: backend, policyPath: options.policyPath)
 
-        // wl_compositor; wlroots 0.15 creates wl_subcompositor with it.
-        wlr_compositor_create(display, renderer)
+        // wl_compositor and wl_subcompositor.
+        WlrootsVersion.createCompositor(display, renderer)
         wlr_data_device_manager_create(display)
         wlr_primary_selection_v1_device_manager_create(display)
 
-        outputLayout = wlr_output_layout_create()
+        outputLayout = WlrootsVersion.createOutputLayout(display)
         wlr_xdg_output_manager_v1_create(display, outputLayout)
-        scene = wlr_scene_create()
-        // Also creates and positions a scene output for every layout output.
-        wlr_scene_attach_output_layout(scene, outputLayout)
-        untrustedLayer = wlr_scene_tree_create(&scene.pointee.node)
-        appLayer = wlr_scene_tree_create(&scene.pointee.node)
-        curtainLayer = wlr_scene_tree_create(&scene.pointee.node)
-        overlayLayer = wlr_scene_tree_create(&scene.pointee.node)
+        scene = WlrootsVersion.createScene()
+        // Scene outputs follow their layout outputs' positions.
+        sceneLayout = WlrootsVersion.attachOutputLayout(scene, outputLayout)
+        untrustedLayer = WlrootsVersion.createTree(in: scene)
+        appLayer = WlrootsVersion.createTree(in: scene)
+        curtainLayer = WlrootsVersion.createTree(in: scene)
+        overlayLayer = WlrootsVersion.createTree(in: scene)
         overlay = Overlay(layer: overlayLayer)
 
-        let presentation = wlr_presentation_create(display, backend)
-        wlr_scene_set_presentation(scene, presentation)
+        WlrootsVersion.createPresentation(display, backend, scene: scene)
         wlr_viewporter_create(display)
         wlr_idle_inhibit_v1_create(display)
 
-        xdgShell = wlr_xdg_shell_create(display)
-        // Before any client connects: wlroots 0.15 must never see a popup
-        // that is its own ancestor, nor restack an orphaned subsurface, nor
-        // act on an inert xdg_toplevel (see the shim).
+        xdgShell = WlrootsVersion.createXdgShell(display)
+        // Before any client connects: wlroots must never see a popup that
+        // is its own ancestor, nor (0.15) restack an orphaned subsurface, nor
+        // act on an inert xdg_toplevel (see the shim; a guard a version does
+        // not need is nil).
         protocolGuards = [WlrootsVersion.guardPopupParents(display),
                           WlrootsVersion.guardOrphanedSubsurfaces(display),
                           WlrootsVersion.guardInertXdgObjects(display)].compactMap { $0 }
@@ -168,8 +173,8 @@ public final class Server {
         listeners.on(&backend.pointee.events.new_output) { [unowned self] data in
             handleNewOutput(data!.assumingMemoryBound(to: wlr_output.self))
         }
-        listeners.on(&xdgShell.pointee.events.new_surface) { [unowned self] data in
-            handleNewXdgSurface(data!.assumingMemoryBound(to: wlr_xdg_surface.self))
+        WlrootsVersion.onNewXdgSurface(xdgShell, &listeners) { [unowned self] xdgSurface in
+            handleNewXdgSurface(xdgSurface)
         }
         listeners.on(&decorationManager.pointee.events.new_toplevel_decoration) { [unowned self] data in
             let decoration = Decoration(data!.assumingMemoryBound(to: wlr_xdg_toplevel_decoration_v1.self), server: self)
@@ -341,7 +346,7 @@ public final class Server {
         input.destroy()
         listeners.disconnectAll()
         wlr_backend_destroy(backend)
-        wlr_scene_node_destroy(&scene.pointee.node)
+        wlr_scene_node_destroy(WlrootsVersion.rootNode(scene))
         wlr_allocator_destroy(allocator)
         wlr_renderer_destroy(renderer)
         wlr_output_layout_destroy(outputLayout)
@@ -358,19 +363,14 @@ public final class Server {
 
     private func handleNewOutput(_ wlrOutput: UnsafeMutablePointer<wlr_output>) {
         wlr_output_init_render(wlrOutput, allocator, renderer)
-        if let mode = wlr_output_preferred_mode(wlrOutput) {
-            wlr_output_set_mode(wlrOutput, mode)
-        } else {
-            wlr_output_set_custom_mode(wlrOutput, Int32(options.windowSize.width), Int32(options.windowSize.height), 0)
-        }
-        wlr_output_enable(wlrOutput, true)
-        guard wlr_output_commit(wlrOutput) else {
+        guard WlrootsVersion.enableOutput(wlrOutput, width: Int32(options.windowSize.width),
+                                          height: Int32(options.windowSize.height)) else {
             logger.error("output \(String(cString: wlrOutput.pointee.name)) could not be enabled")
             return
         }
         let output = Output(wlrOutput, server: self)
         outputs.append(output)
-        wlr_output_layout_add_auto(outputLayout, wlrOutput)
+        WlrootsVersion.addOutput(wlrOutput, to: outputLayout, scene: scene, sceneLayout: sceneLayout)
         logger.info("output \(output.name) \(wlrOutput.pointee.width)x\(wlrOutput.pointee.height)")
         // The curtain goes up before the output's first frame.
         updateCurtains()
@@ -435,7 +435,7 @@ extension Server {
 
     /// Whether `surface` is a mapped toplevel of `client`, for `begin`.
     func readiness(of surface: UnsafeMutablePointer<wlr_surface>, client: OpaquePointer) -> SurfaceReadiness {
-        guard wlr_surface_is_xdg_surface(surface), let xdgSurface = wlr_xdg_surface_from_wlr_surface(surface),
+        guard let xdgSurface = WlrootsVersion.xdgSurface(of: surface),
               xdgSurface.pointee.role == WLR_XDG_SURFACE_ROLE_TOPLEVEL, let view = view(for: xdgSurface) else {
             return .notToplevel
         }

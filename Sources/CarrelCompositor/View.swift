@@ -21,19 +21,19 @@ final class View {
     private(set) var isPlaced = false
 
     init(id: WindowID, owner: WindowOwner, xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>,
-         parentNode: UnsafeMutablePointer<wlr_scene_node>, server: Server) {
+         layer: UnsafeMutablePointer<wlr_scene_tree>, server: Server) {
         self.id = id
         self.role = owner.role
         self.owner = owner
         self.xdgSurface = xdgSurface
         self.server = server
-        container = wlr_scene_tree_create(parentNode)
-        sceneNode = wlr_scene_xdg_surface_create(&container.pointee.node, xdgSurface)
+        container = WlrootsVersion.createTree(under: WlrootsVersion.node(of: layer))
+        sceneNode = WlrootsVersion.createXdgSurfaceNode(under: WlrootsVersion.node(of: container), xdgSurface)
         // Popups find their parent's scene node through `data`.
         xdgSurface.pointee.data = UnsafeMutableRawPointer(sceneNode)
         listeners.on(&xdgSurface.pointee.surface.pointee.events.commit) { [unowned self] _ in handleCommit() }
-        listeners.on(&xdgSurface.pointee.events.map) { [unowned self] _ in handleMap() }
-        listeners.on(&xdgSurface.pointee.events.unmap) { [unowned self] _ in handleUnmap() }
+        listeners.on(WlrootsVersion.mapSignal(xdgSurface)) { [unowned self] _ in handleMap() }
+        listeners.on(WlrootsVersion.unmapSignal(xdgSurface)) { [unowned self] _ in handleUnmap() }
         listeners.on(&xdgSurface.pointee.events.destroy) { [unowned self] _ in handleDestroy() }
         listeners.on(&xdgSurface.pointee.toplevel.pointee.events.request_fullscreen) { [unowned self] _ in
             // Kiosk windows stay as placed; answer with a configure anyway, as
@@ -48,7 +48,7 @@ final class View {
     var surface: UnsafeMutablePointer<wlr_surface> { xdgSurface.pointee.surface }
 
     var parentView: View? {
-        guard let parent = xdgSurface.pointee.toplevel.pointee.parent else { return nil }
+        guard let parent = WlrootsVersion.parentOfToplevel(xdgSurface) else { return nil }
         return server.view(for: parent)
     }
 
@@ -57,6 +57,7 @@ final class View {
     /// Decides the size on the client's initial commit, so the first buffer it
     /// draws already has the kiosk size and no frame shows it any other way.
     private func handleCommit() {
+        WlrootsVersion.configureOnInitialCommit(xdgSurface)
         guard !isPlaced else { return }
         isPlaced = true
         server.placeBeforeMap(self)

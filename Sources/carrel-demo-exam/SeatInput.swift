@@ -155,15 +155,12 @@ private let keyboardListener = staticListener(wl_keyboard_listener(
     repeat_info: { _, _, _, _ in }
 ))
 
-private let pointerListener = staticListener(wl_pointer_listener(
-    enter: { data, _, _, _, x, y in input(data).handlePointerMotion(x: x, y: y) },
-    leave: { _, _, _, _ in },
-    motion: { data, _, _, x, y in input(data).handlePointerMotion(x: x, y: y) },
-    button: { data, _, _, _, button, state in input(data).handleButton(button, state: state) },
-    axis: { _, _, _, _, _ in },
-    frame: { _, _ in },
-    axis_source: { _, _, _ in },
-    axis_stop: { _, _, _, _ in },
-    axis_discrete: { _, _, _, _ in },
-    axis_value120: { _, _, _, _ in }
-))
+// Field by field over a listener that ignores everything: the struct's
+// fields differ between libwayland versions (see the client shim).
+private let pointerListener: UnsafePointer<wl_pointer_listener> = {
+    var listener = carrel_pointer_listener_ignoring_all()
+    listener.enter = { data, _, _, _, x, y in input(data).handlePointerMotion(x: x, y: y) }
+    listener.motion = { data, _, _, x, y in input(data).handlePointerMotion(x: x, y: y) }
+    listener.button = { data, _, _, _, button, state in input(data).handleButton(button, state: state) }
+    return staticListener(listener)
+}()

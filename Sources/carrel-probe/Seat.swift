@@ -115,15 +115,12 @@ private let keyboardListener = staticListener(wl_keyboard_listener(
     repeat_info: { _, _, _, _ in }
 ))
 
-private let pointerListener = staticListener(wl_pointer_listener(
-    enter: { data, _, serial, surface, _, _ in watcher(data).handlePointerEnter(serial: serial, surface: surface) },
-    leave: { data, _, serial, _ in watcher(data).handleSerial(serial) },
-    motion: { _, _, _, _, _ in },
-    button: { data, _, serial, _, _, _ in watcher(data).handleSerial(serial) },
-    axis: { _, _, _, _, _ in },
-    frame: { _, _ in },
-    axis_source: { _, _, _ in },
-    axis_stop: { _, _, _, _ in },
-    axis_discrete: { _, _, _, _ in },
-    axis_value120: { _, _, _, _ in }
-))
+// Field by field over a listener that ignores everything: the struct's
+// fields differ between libwayland versions (see the client shim).
+private let pointerListener: UnsafePointer<wl_pointer_listener> = {
+    var listener = carrel_pointer_listener_ignoring_all()
+    listener.enter = { data, _, serial, surface, _, _ in watcher(data).handlePointerEnter(serial: serial, surface: surface) }
+    listener.leave = { data, _, serial, _ in watcher(data).handleSerial(serial) }
+    listener.button = { data, _, serial, _, _, _ in watcher(data).handleSerial(serial) }
+    return staticListener(listener)
+}()

@@ -47,6 +47,12 @@ def paint_bin() -> Path:
     return Path(os.environ.get("CARREL_PAINT_BIN", REPO / ".build" / "debug" / "carrel-paint"))
 
 
+def wlroots_version() -> str:
+    """The wlroots the binary under test was built against: CARREL_WLROOTS, as
+    for the build (test-all sets it for the 0.18 run); bookworm's 0.15 when unset."""
+    return os.environ.get("CARREL_WLROOTS") or "0.15"
+
+
 def log_level() -> str:
     return os.environ.get("CARREL_LOG_LEVEL", "debug")
 
@@ -467,12 +473,15 @@ def run_carrel_cli(args: Sequence[str], timeout: float = 10.0) -> subprocess.Com
 # ---------------------------------------------------------------------------
 # WAYLAND_DEBUG traces and wayland-info output
 
-_CONFIGURE_TOPLEVEL = re.compile(r"\] xdg_toplevel@(\d+)\.configure\((-?\d+), (-?\d+),")
-_CONFIGURE_SURFACE = re.compile(r"\] xdg_surface@(\d+)\.configure\((\d+)\)")
-_FRAME_REQUEST = re.compile(r"-> wl_surface@\d+\.frame\(new id wl_callback@(\d+)\)")
-_CALLBACK_DONE = re.compile(r"\] wl_callback@(\d+)\.done\(")
-_ATTACH = re.compile(r"-> wl_surface@\d+\.attach\(wl_buffer@\d+,")
-_DISPLAY_ERROR = re.compile(r"\] wl_display@1\.error\(")
+# libwayland 1.23 (the newer wlroots stack's) names the queue in braces and
+# writes objects as interface#id; 1.21 (bookworm's) writes interface@id.
+_Q = r"(?:\{[^}]*\} *)?"
+_CONFIGURE_TOPLEVEL = re.compile(r"\] " + _Q + r"xdg_toplevel[@#](\d+)\.configure\((-?\d+), (-?\d+),")
+_CONFIGURE_SURFACE = re.compile(r"\] " + _Q + r"xdg_surface[@#](\d+)\.configure\((\d+)\)")
+_FRAME_REQUEST = re.compile(r"-> wl_surface[@#]\d+\.frame\(new id wl_callback[@#](\d+)\)")
+_CALLBACK_DONE = re.compile(r"\] " + _Q + r"wl_callback[@#](\d+)\.done\(")
+_ATTACH = re.compile(r"-> wl_surface[@#]\d+\.attach\(wl_buffer[@#]\d+,")
+_DISPLAY_ERROR = re.compile(r"\] " + _Q + r"wl_display[@#]1\.error\(")
 
 
 @dataclass

@@ -17,7 +17,7 @@ import pytest
 import carrel_harness as h
 from test_probe import REGISTRY_ATTACKS, probe, run_probe, start_xvfb  # noqa: F401  (probe is a fixture)
 
-FRAME_DONE = re.compile(r"wl_callback@\d+\.done\(")
+FRAME_DONE = re.compile(r"wl_callback[@#]\d+\.done\(")
 
 
 def stderr(c) -> str:

@@ -469,6 +469,10 @@ def test_subsurface_restacked_after_its_parent_died_is_refused_not_a_crash(world
     """place_above/place_below on an orphaned subsurface: wl_subsurface.bad_surface
     (nothing left to place against), Carrel alive, another client's session
     untouched. set_desync (and a commit) on one is harmless in 0.15: no error."""
+    if opcode in (2, 3) and h.wlroots_version() != "0.15":
+        pytest.skip(f"wlroots {h.wlroots_version()} destroys a subsurface with its parent surface and "
+                    f"silently ignores {request_name} on its wl_subsurface (no crash to guard, no "
+                    f"bad_surface to see); Carrel's guard and this error are wlroots 0.15 only")
     exam = ready_exam(world)
     exam.begin()
     exam.began()

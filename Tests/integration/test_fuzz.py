@@ -106,6 +106,10 @@ def test_requests_on_an_inert_toplevel_are_ignored_not_a_crash(world):
     """The same crash, written down: every xdg_toplevel request after the client destroyed
     the wl_surface is ignored and the client stays connected;
     get_popup on such an xdg_surface is xdg_surface.defunct_role_object (6)."""
+    if h.wlroots_version() != "0.15":
+        pytest.skip(f"wlroots {h.wlroots_version()} disconnects a client that destroys its wl_surface "
+                    "before the xdg role object (error 4, \"surface was destroyed before its role object\"), so no request "
+                    "can reach an inert xdg_toplevel; the guard stays installed")
     for role in ("untrusted", "app"):
         client = world.client(f"inert-{role}", role=role)
         client.send("inert_toplevel ; sync after")

@@ -12,6 +12,12 @@
 // The demo exam reads typed text through the keymap the compositor sends.
 #include <xkbcommon/xkbcommon.h>
 
+/// A wl_pointer listener whose every handler ignores its event: Swift fills
+/// in the ones it wants. The struct grows with libwayland (1.23 added
+/// axis_relative_direction), so a memberwise literal in Swift fits one
+/// libwayland only; libwayland never checks for a NULL handler.
+struct wl_pointer_listener carrel_pointer_listener_ignoring_all(void);
+
 /// Creates an anonymous shared-memory file of `size` bytes for wl_shm; -1 on error.
 int carrel_client_shm_create(size_t size);
 

@@ -10,5 +10,6 @@
 #include "carrel-shim-wlroots-guards.h"
 #include "carrel-shim-shm-pool-accounting.h"
 #include "carrel-shim-audit-watch.h"
+#include "carrel-shim-xdg-initial-configure.h"
 
 #endif

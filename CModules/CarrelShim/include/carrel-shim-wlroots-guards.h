@@ -1,9 +1,9 @@
 #ifndef CARREL_SHIM_WLROOTS_GUARDS_H
 #define CARREL_SHIM_WLROOTS_GUARDS_H
 
-// Guards around wlroots 0.15 bugs any client could trigger, and failing
-// capture frames, which 0.15 has no call for (wlroots_guards.c). Each is
-// wlroots-version-specific: re-check them at a port.
+// Guards around wlroots bugs any client could trigger, and failing capture
+// frames, which wlroots has no call for (wlroots_guards.c). Each is
+// wlroots-version-specific; which versions need which is in wlroots_guards.c.
 
 #include "carrel-shim-wlroots.h"
 
@@ -13,8 +13,9 @@
 /// destroyed (a crash any client can cause; found by the wire fuzzer). The
 /// guard sees each request before wlroots does (a protocol logger), posts
 /// `xdg_wm_base.invalid_popup_parent` and hands wlroots a null parent, so the
-/// cycle is never built and the client is disconnected. wlroots-version-specific:
-/// reads `wlr_xdg_surface` as 0.15 lays it out; 0.17 checks this itself.
+/// cycle is never built and the client is disconnected. Still installed on
+/// 0.17 and 0.18, which refuse a parent without a role but not a popup naming
+/// itself as its parent (the fields it reads are laid out alike in all three).
 struct wl_protocol_logger *carrel_install_popup_guard(struct wl_display *display);
 
 /// Refuses `wl_subsurface.place_above` / `place_below` on a subsurface whose
@@ -24,8 +25,8 @@ struct wl_protocol_logger *carrel_install_popup_guard(struct wl_display *display
 /// `wl_subsurface.bad_surface` (there is no parent or sibling left to place
 /// against) and hides the wlr_subsurface from the handler for this one
 /// request (user data NULL: wlroots' handler then returns early), restoring it
-/// before wlroots' own destroy callback runs. wlroots-version-specific: 0.16+
-/// destroys the subsurface with its parent; the guard can go with the port.
+/// before wlroots' own destroy callback runs. 0.15 only: 0.16+ destroys the
+/// subsurface with its parent, and there this installs nothing (NULL).
 struct wl_protocol_logger *carrel_install_subsurface_guard(struct wl_display *display);
 
 /// Keeps requests on *inert* xdg objects away from wlroots 0.15. When a
@@ -37,8 +38,9 @@ struct wl_protocol_logger *carrel_install_subsurface_guard(struct wl_display *di
 /// implementation for an inert one: requests on an inert xdg_toplevel are
 /// ignored, `destroy` destroys it, and `get_popup` on
 /// an inert xdg_surface is the protocol error `xdg_surface.defunct_role_object`.
-/// wlroots-version-specific: re-check at the port whether the new version
-/// guards these handlers itself, then drop this.
+/// Kept on 0.17 and 0.18, whose xdg_toplevel handlers read the NULL user
+/// data too, although 0.18 disconnects such a client when its wl_surface goes;
+/// it uses libwayland's API only.
 struct wl_protocol_logger *carrel_install_inert_xdg_guard(struct wl_display *display);
 
 /// Frees a drag the compositor refused (never started). wlroots 0.15 frees a
@@ -47,13 +49,12 @@ struct wl_protocol_logger *carrel_install_inert_xdg_guard(struct wl_display *dis
 /// could grow Carrel's memory with endless refused start_drag requests (found
 /// by the fuzzer under AddressSanitizer). With a source, destroying the
 /// source frees the drag as wlroots intends; without, the shim does what
-/// wlroots' own drag_destroy does for a drag that never started (0.15's
-/// struct layout). wlroots-version-specific: re-check at the port whether the
-/// new version frees refused drags itself, then drop this.
+/// wlroots' own drag_destroy does for a drag that never started, in each
+/// version's struct layout (0.17 and 0.18 still never free such a drag).
 void carrel_drag_destroy_refused(struct wlr_drag *drag);
 
 /// Fails every pending screencopy frame (of `output`, or of every output when
-/// NULL): the client hears `failed` and no pixels are copied. wlroots 0.15 has
+/// NULL): the client hears `failed` and no pixels are copied. wlroots (0.15 to 0.18) has
 /// no call for this; the shim runs the frame's own output-destroy handler,
 /// which sends `failed` and frees the frame (version-specific: reads
 /// `wlr_screencopy_manager_v1.frames`). `each` (may be NULL) hears the client

@@ -1,9 +1,10 @@
 #ifndef CARREL_SHIM_WLROOTS_H
 #define CARREL_SHIM_WLROOTS_H
 
-// The C API Carrel imports: libwayland, xkbcommon, systemd and wlroots 0.15,
-// which only exposes its unstable API with this define. Keep every
-// wlroots-version-specific include here so a port to 0.17+ touches few places.
+// The C API Carrel imports: libwayland, xkbcommon, systemd and wlroots (0.15,
+// 0.17 or 0.18), which only exposes its unstable API with this define. Every
+// wlroots-version-specific include is here; the version is wlroots' own
+// WLR_VERSION_MINOR (bridge.c checks it against the one the build asked for).
 #define WLR_USE_UNSTABLE 1
 
 #include <stdbool.h>
@@ -18,6 +19,9 @@
 #include "xdg-shell-protocol.h"
 #include "carrel-assessment-v1-protocol.h"
 
+#include <wlr/version.h>
+
+
 #include <wlr/backend.h>
 #include <wlr/backend/headless.h>
 #include <wlr/backend/session.h>
@@ -30,13 +34,18 @@
 #include <wlr/types/wlr_compositor.h>
 #include <wlr/types/wlr_cursor.h>
 #include <wlr/types/wlr_data_device.h>
+#if WLR_VERSION_MINOR < 17
 #include <wlr/types/wlr_idle.h>
+#include <wlr/types/wlr_output_damage.h>
+#else
+#include <wlr/types/wlr_damage_ring.h>
+#include <wlr/types/wlr_subcompositor.h>
+#endif
 #include <wlr/types/wlr_idle_inhibit_v1.h>
 #include <wlr/types/wlr_input_method_v2.h>
 #include <wlr/types/wlr_input_device.h>
 #include <wlr/types/wlr_keyboard.h>
 #include <wlr/types/wlr_output.h>
-#include <wlr/types/wlr_output_damage.h>
 #include <wlr/types/wlr_output_layout.h>
 #include <wlr/types/wlr_pointer.h>
 #include <wlr/types/wlr_presentation_time.h>
