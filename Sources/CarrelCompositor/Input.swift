@@ -146,7 +146,7 @@ final class Input {
         return effects.contains(.acceptSelection(kind))
     }
 
-    var physicalKeyboard: UnsafeMutablePointer<wlr_keyboard>? { (lastKeyboard ?? keyboards.last)?.device.pointee.keyboard }
+    var physicalKeyboard: UnsafeMutablePointer<wlr_keyboard>? { (lastKeyboard ?? keyboards.last).map { WlrootsVersion.keyboard(of: $0.device) } }
     var physicalKeyboardDevice: UnsafeMutablePointer<wlr_input_device>? { (lastKeyboard ?? keyboards.last)?.device }
 
     /// Where a key from a keyboard goes, before any client sees it.
@@ -157,7 +157,7 @@ final class Input {
     /// compose) or the focused client's.
     func keyDestination(keyboard: Keyboard, keycode: UInt32, pressed: Bool) -> KeyDestination {
         lastKeyboard = keyboard
-        let effects = keyEffects(keyboard: keyboard.device.pointee.keyboard, keycode: keycode, pressed: pressed)
+        let effects = keyEffects(keyboard: WlrootsVersion.keyboard(of: keyboard.device), keycode: keycode, pressed: pressed)
         for effect in effects {
             switch effect {
             case .deliverKey: return .client

@@ -14,23 +14,18 @@ final class CandidatePopup {
          relay: TextInputRelay) {
         self.popup = popup
         client = wl_resource_get_client(popup.pointee.resource)
-        container = wlr_scene_tree_create(&layer.pointee.node)!
-        wlr_scene_node_set_enabled(&container.pointee.node, false)
-        // Nil only when out of memory: the container then holds nothing to show.
-        _ = Self.createNode(container, popup.pointee.surface)
-        listeners.on(&popup.pointee.events.map) { [unowned relay] _ in relay.updatePopups() }
-        listeners.on(&popup.pointee.events.unmap) { [unowned relay] _ in relay.updatePopups() }
+        container = WlrootsVersion.createTree(under: WlrootsVersion.node(of: layer))
+        wlr_scene_node_set_enabled(WlrootsVersion.node(of: container), false)
+        // False only when out of memory: the container then holds nothing to show.
+        WlrootsVersion.createSurfaceTree(under: container, popup.pointee.surface)
+        let signals = WlrootsVersion.mapSignals(of: popup)
+        listeners.on(signals.map) { [unowned relay] _ in relay.updatePopups() }
+        listeners.on(signals.unmap) { [unowned relay] _ in relay.updatePopups() }
         listeners.on(&popup.pointee.surface.pointee.events.commit) { [unowned relay] _ in relay.updatePopups() }
         listeners.on(&popup.pointee.events.destroy) { [unowned self, unowned relay] _ in
             listeners.disconnectAll()
             relay.popupDestroyed(self)
         }
-    }
-
-    /// wlroots 0.15 returns the subsurface tree's node; 0.17+ returns a tree.
-    private static func createNode(_ layer: UnsafeMutablePointer<wlr_scene_tree>,
-                                   _ surface: UnsafeMutablePointer<wlr_surface>) -> UnsafeMutablePointer<wlr_scene_node>? {
-        wlr_scene_subsurface_tree_create(&layer.pointee.node, surface)
     }
 
     /// Whether the popup was drawn at the last placement.
@@ -40,12 +35,12 @@ final class CandidatePopup {
     /// cursor `cursor` tall, or hides it. True when it was shown and now is not.
     @discardableResult
     func place(shown: Bool, x: Int32, y: Int32, cursor: wlr_box) -> Bool {
-        let visible = shown && popup.pointee.mapped
+        let visible = shown && WlrootsVersion.isMapped(popup)
         let hidden = wasShown && !visible
         wasShown = visible
-        wlr_scene_node_set_enabled(&container.pointee.node, visible)
+        wlr_scene_node_set_enabled(WlrootsVersion.node(of: container), visible)
         guard visible else { return hidden }
-        wlr_scene_node_set_position(&container.pointee.node, x, y)
+        wlr_scene_node_set_position(WlrootsVersion.node(of: container), x, y)
         // Relative to the popup: the cursor sits just above it.
         var rectangle = wlr_box(x: 0, y: -cursor.height, width: cursor.width, height: cursor.height)
         wlr_input_popup_surface_v2_send_text_input_rectangle(popup, &rectangle)
@@ -54,6 +49,6 @@ final class CandidatePopup {
 
     func remove() {
         listeners.disconnectAll()
-        wlr_scene_node_destroy(&container.pointee.node)
+        wlr_scene_node_destroy(WlrootsVersion.node(of: container))
     }
 }

@@ -37,8 +37,8 @@ final class TextInputRelay {
         self.server = server
         self.seat = seat
         self.logger = logger
-        popupLayer = wlr_scene_tree_create(&server.scene.pointee.node)!
-        wlr_scene_node_place_above(&popupLayer.pointee.node, &appLayer.pointee.node)
+        popupLayer = WlrootsVersion.createTree(in: server.scene)
+        wlr_scene_node_place_above(WlrootsVersion.node(of: popupLayer), WlrootsVersion.node(of: appLayer))
         let textInputs = wlr_text_input_manager_v3_create(server.display)!
         let inputMethods = wlr_input_method_manager_v2_create(server.display)!
         let virtualKeyboards = wlr_virtual_keyboard_manager_v1_create(server.display)!
@@ -266,21 +266,21 @@ final class TextInputRelay {
     func virtualKey(from keyboard: VirtualKeyboard, time: UInt32, keycode: UInt32, state: UInt32) {
         let effects = server.decide { $0.virtualKeyboardKey(from: server.clientID(keyboard.client)) }
         guard effects.contains(where: { if case .deliverKey = $0 { return true } else { return false } }) else { return }
-        wlr_seat_set_keyboard(seat, keyboard.device)
+        WlrootsVersion.setSeatKeyboard(seat, keyboard.device)
         wlr_seat_keyboard_notify_key(seat, time, keycode, state)
     }
 
     func virtualModifiers(from keyboard: VirtualKeyboard) {
         let effects = server.decide { $0.virtualKeyboardKey(from: server.clientID(keyboard.client)) }
         guard effects.contains(where: { if case .deliverKey = $0 { return true } else { return false } }) else { return }
-        wlr_seat_set_keyboard(seat, keyboard.device)
-        wlr_seat_keyboard_notify_modifiers(seat, &keyboard.device.pointee.keyboard.pointee.modifiers)
+        WlrootsVersion.setSeatKeyboard(seat, keyboard.device)
+        wlr_seat_keyboard_notify_modifiers(seat, &WlrootsVersion.keyboard(of: keyboard.device).pointee.modifiers)
     }
 
     func virtualKeyboardDestroyed(_ keyboard: VirtualKeyboard) {
         virtualKeyboards.removeAll { $0 === keyboard }
         // The seat must not keep pointing at a keyboard that is going away.
-        if let physical = server.input.physicalKeyboardDevice { wlr_seat_set_keyboard(seat, physical) }
+        if let physical = server.input.physicalKeyboardDevice { WlrootsVersion.setSeatKeyboard(seat, physical) }
     }
 
     // MARK: - Candidate popups

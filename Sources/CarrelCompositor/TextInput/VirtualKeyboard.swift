@@ -11,26 +11,22 @@ final class VirtualKeyboard {
     init(_ keyboard: UnsafeMutablePointer<wlr_virtual_keyboard_v1>, relay: TextInputRelay) {
         self.keyboard = keyboard
         client = wl_resource_get_client(keyboard.pointee.resource)
-        let device = device
-        let wlrKeyboard = device.pointee.keyboard!
+        let wlrKeyboard = WlrootsVersion.keyboard(of: WlrootsVersion.device(of: keyboard))
         listeners.on(&wlrKeyboard.pointee.events.key) { [unowned self, unowned relay] data in
-            let event = data!.assumingMemoryBound(to: wlr_event_keyboard_key.self).pointee
+            let event = data!.assumingMemoryBound(to: WlrootsVersion.KeyboardKeyEvent.self).pointee
             relay.virtualKey(from: self, time: event.time_msec, keycode: event.keycode, state: event.state.rawValue)
         }
         listeners.on(&wlrKeyboard.pointee.events.modifiers) { [unowned self, unowned relay] _ in
             relay.virtualModifiers(from: self)
         }
-        listeners.on(&keyboard.pointee.events.destroy) { [unowned self, unowned relay] _ in
+        listeners.on(WlrootsVersion.destroySignal(of: keyboard)) { [unowned self, unowned relay] _ in
             listeners.disconnectAll()
             relay.virtualKeyboardDestroyed(self)
         }
     }
 
     /// The keyboard's input device, embedded in the wlroots object.
-    var device: UnsafeMutablePointer<wlr_input_device> {
-        let offset = MemoryLayout<wlr_virtual_keyboard_v1>.offset(of: \.input_device)!
-        return (UnsafeMutableRawPointer(keyboard) + offset).assumingMemoryBound(to: wlr_input_device.self)
-    }
+    var device: UnsafeMutablePointer<wlr_input_device> { WlrootsVersion.device(of: keyboard) }
 
     func detach() { listeners.disconnectAll() }
 }
