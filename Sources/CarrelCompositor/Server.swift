@@ -335,6 +335,8 @@ public final class Server {
         hotplugHook = nil
         roles.close()
         wl_display_destroy_clients(display)
+        // The input method's virtual keyboards went with their client.
+        WlrootsVersion.freeRetiredKeyboards()
         // After the clients: their sessions' last records and pending counts
         // come before `stopped`.
         audit?.close(detail: "carrel pid \(getpid()) stopping with status \(exitStatus)")

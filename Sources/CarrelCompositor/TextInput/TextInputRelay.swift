@@ -23,8 +23,6 @@ final class TextInputRelay {
     /// The engine's input-method object (the one Core listens to).
     private var engine: UnsafeMutablePointer<wlr_input_method_v2>?
     private var engineListeners = ListenerBag()
-    /// Other bound input methods, told they are unavailable, watched until they go.
-    private var refused: [UnsafeMutablePointer<wlr_input_method_v2>: ListenerBag] = [:]
     private var grab: UnsafeMutablePointer<wlr_input_method_keyboard_grab_v2>?
     private var grabListeners = ListenerBag()
     /// The text input the engine is activated for.
@@ -161,12 +159,9 @@ final class TextInputRelay {
             if accepted {
                 logger.warning("input method: the engine bound a second input method object; told it is unavailable")
             }
+            // wlroots destroys the object as it sends `unavailable`: nothing
+            // of it may be touched after this call.
             wlr_input_method_v2_send_unavailable(inputMethod)
-            var bag = ListenerBag()
-            bag.on(&inputMethod.pointee.events.destroy) { [unowned self] _ in
-                if var bag = refused.removeValue(forKey: inputMethod) { bag.disconnectAll() }
-            }
-            refused[inputMethod] = bag
             return
         }
         engine = inputMethod
@@ -186,6 +181,7 @@ final class TextInputRelay {
     /// only, when Core relays them (nothing reaches any other client).
     private func engineCommitted() {
         guard let engine else { return }
+        defer { WlrootsVersion.releaseCommittedStrings(engine) }
         let client = wl_resource_get_client(engine.pointee.resource)!
         let window = active.flatMap { server.windowID(of: $0.focusedSurface) }
         let effects = server.decide { $0.compositionSent(by: server.clientID(client), for: window) }
@@ -324,8 +320,6 @@ final class TextInputRelay {
         popups.removeAll()
         engineListeners.disconnectAll()
         grabListeners.disconnectAll()
-        for (_, bag) in refused { var bag = bag; bag.disconnectAll() }
-        refused.removeAll()
         listeners.disconnectAll()
     }
 }

@@ -21,6 +21,7 @@ final class VirtualKeyboard {
         }
         listeners.on(WlrootsVersion.destroySignal(of: keyboard)) { [unowned self, unowned relay] _ in
             listeners.disconnectAll()
+            WlrootsVersion.releaseVirtualKeyboard(keyboard, loop: wl_display_get_event_loop(wl_client_get_display(client)))
             relay.virtualKeyboardDestroyed(self)
         }
     }

@@ -57,3 +57,51 @@ extension WlrootsVersion {
         #endif
     }
 }
+
+/// Two leaks of wlroots 0.15 that an input method triggers, undone here
+/// (0.17 fixed both; AddressSanitizer's leak check found them).
+extension WlrootsVersion {
+    /// 0.15 replaces an input method's current state at each commit without
+    /// freeing the previous commit and preedit strings. Called once Carrel has
+    /// relayed a commit: the strings are freed and forgotten (0.15 frees
+    /// whatever is left when the input method goes).
+    static func releaseCommittedStrings(_ inputMethod: UnsafeMutablePointer<wlr_input_method_v2>) {
+        #if !CARREL_WLROOTS_SINCE_0_17
+        free(inputMethod.pointee.current.commit_text)
+        inputMethod.pointee.current.commit_text = nil
+        free(inputMethod.pointee.current.preedit.text)
+        inputMethod.pointee.current.preedit.text = nil
+        #endif
+    }
+
+    /// 0.15 allocates a virtual keyboard's wlr_keyboard separately and never
+    /// frees it (its keyboard destroy hook is empty). Called from the virtual
+    /// keyboard's destroy signal: once wlroots has finished tearing it down
+    /// (the next idle turn of the loop, or `freeRetiredKeyboards` at
+    /// shutdown, whichever comes first), the struct is freed.
+    static func releaseVirtualKeyboard(_ keyboard: UnsafeMutablePointer<wlr_virtual_keyboard_v1>, loop: OpaquePointer) {
+        #if !CARREL_WLROOTS_SINCE_0_17
+        guard let wlrKeyboard = keyboard.pointee.input_device.keyboard else { return }
+        RetiredKeyboards.pending.append(UnsafeMutableRawPointer(wlrKeyboard))
+        if RetiredKeyboards.idle == nil {
+            RetiredKeyboards.idle = wl_event_loop_add_idle(loop, { _ in WlrootsVersion.freeRetiredKeyboards() }, nil)
+        }
+        #endif
+    }
+
+    /// Frees the keyboards `releaseVirtualKeyboard` retired. Carrel's shutdown
+    /// calls it after the clients are gone, when no idle turn will come.
+    static func freeRetiredKeyboards() {
+        if let idle = RetiredKeyboards.idle { wl_event_source_remove(idle) }
+        RetiredKeyboards.idle = nil
+        for keyboard in RetiredKeyboards.pending { free(keyboard) }
+        RetiredKeyboards.pending.removeAll()
+    }
+}
+
+/// Keyboards wlroots 0.15 has torn down but not freed, and the idle source
+/// that frees them. Only the event loop's thread touches them.
+private enum RetiredKeyboards {
+    static var pending: [UnsafeMutableRawPointer] = []
+    static var idle: OpaquePointer?
+}
