@@ -224,12 +224,12 @@ def generate_input_method_bindings(outdir):
     return outdir
 
 
-def test_hostile_input_method_reaches_nothing_when_denied(carrel, procs, logdir, logs, tmp_path, hostile_dir):
-    """The policy's input method is hostile: it binds twice, grabs twice,
-    asks for a popup with no text input and commits oversized, malformed text
-    without end. In a session that denies the input method none of it reaches
-    the app; plain keys do; a second input method object is told it is
-    unavailable; carrel keeps running."""
+def start_hostile_engine(carrel, procs, logdir, logs, tmp_path, hostile_dir, allow):
+    """Carrel nested in Xvfb with foot (its shell copies what it receives to
+    a file) under `--assessment` allowing `allow`, and the hostile input
+    method (`hostile_input_method.py`, which writes what it did to a report)
+    as the policy's engine. Returns carrel, the report, the file and the
+    X display once the session has begun."""
     import sys
     generated = generate_input_method_bindings(hostile_dir / "gen")
     report = hostile_dir / "hostile-report"
@@ -241,12 +241,23 @@ def test_hostile_input_method_reaches_nothing_when_denied(carrel, procs, logdir,
     policy.write_text(f'[input_method]\ncommand = ["{sys.executable}", "{script}", "{generated}", "{report}"]\n\n'
                       f'[control]\nsocket = "{tmp_path}/control.sock"\n')
     config = tmp_path / "exam.toml"
-    config.write_text("allow = []\n")
+    config.write_text(f"allow = {allow}\n")
     typed = tmp_path / "typed.txt"
     c = carrel.start(app=["foot", "sh", "-c", 'exec cat > "$0"', str(typed)],
                      args=["--policy", str(policy), f"--assessment={config}"], backend="x11",
                      env={"DISPLAY": display, "LANG": "C.UTF-8"})
     assert h.wait_until(lambda: "session began (on behalf of foot)" in stderr(c), 15), c.evidence()
+    return c, report, typed, display
+
+
+def test_hostile_input_method_reaches_nothing_when_denied(carrel, procs, logdir, logs, tmp_path, hostile_dir):
+    """The policy's input method is hostile: it binds twice, grabs twice,
+    asks for a popup with no text input and commits oversized, malformed text
+    without end. In a session that denies the input method none of it reaches
+    the app; plain keys do; a second input method object is told it is
+    unavailable; carrel keeps running."""
+    c, report, typed, display = start_hostile_engine(carrel, procs, logdir, logs, tmp_path, hostile_dir,
+                                                     allow="[]")
     assert h.wait_until(lambda: report.read_text().count("committed") >= 3, 15), \
         f"the hostile input method never got going: {report.read_text()!r}\n{c.evidence()}"
     lines = report.read_text().split()
@@ -265,23 +276,8 @@ def test_hostile_input_method_is_bounded_when_allowed(carrel, procs, logdir, log
     commits reach the app (it is the policy's engine), each cut to at most
     4000 bytes, malformed preedit cursors and deletions are clamped, and
     carrel keeps running."""
-    import sys
-    generated = generate_input_method_bindings(hostile_dir / "gen")
-    report = hostile_dir / "hostile-report"
-    report.write_text("")
-    os.chmod(report, 0o666)
-    display = start_xvfb(procs, logdir, logs)
-    policy = tmp_path / "policy.toml"
-    script = h.REPO / "Tests" / "integration" / "hostile_input_method.py"
-    policy.write_text(f'[input_method]\ncommand = ["{sys.executable}", "{script}", "{generated}", "{report}"]\n\n'
-                      f'[control]\nsocket = "{tmp_path}/control.sock"\n')
-    config = tmp_path / "exam.toml"
-    config.write_text('allow = ["input_method"]\n')
-    typed = tmp_path / "typed.txt"
-    c = carrel.start(app=["foot", "sh", "-c", 'exec cat > "$0"', str(typed)],
-                     args=["--policy", str(policy), f"--assessment={config}"], backend="x11",
-                     env={"DISPLAY": display, "LANG": "C.UTF-8"})
-    assert h.wait_until(lambda: "session began (on behalf of foot)" in stderr(c), 15), c.evidence()
+    c, report, typed, display = start_hostile_engine(carrel, procs, logdir, logs, tmp_path, hostile_dir,
+                                                     allow='["input_method"]')
     assert h.wait_until(lambda: "activate" in report.read_text().split(), 15), \
         f"the engine was never activated: {report.read_text()!r}\n{c.evidence()}"
     assert h.wait_until(lambda: report.read_text().count("committed") >= 5, 15), c.evidence()
