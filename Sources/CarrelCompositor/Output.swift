@@ -60,6 +60,10 @@ final class Output {
             fatalError("hidden window enabled in a rendered frame")
         }
         #endif
+        // A frame waiting for the composing app's redraw goes when it comes
+        // (or at a short deadline); a session's first frame never waits.
+        if !presentRequested, server.textInput?.holdsFrames == true { return }
+        defer { server.textInput?.frameRendered() }
         if presentRequested {
             // Armed before committing: some backends present synchronously.
             presentRequested = false

@@ -57,6 +57,7 @@ final class View {
     /// Decides the size on the client's initial commit, so the first buffer it
     /// draws already has the kiosk size and no frame shows it any other way.
     private func handleCommit() {
+        server.textInput?.surfaceCommitted(surface)
         WlrootsVersion.configureOnInitialCommit(xdgSurface)
         guard !isPlaced else { return }
         isPlaced = true

@@ -30,6 +30,10 @@ final class CandidatePopup {
 
     /// Whether the popup was drawn at the last placement.
     private(set) var wasShown = false
+    /// The cursor rectangle the engine was last told, so an unchanged one
+    /// (every commit of the popup and of the text input places it again)
+    /// does not wake the engine.
+    private var toldRectangle: (width: Int32, height: Int32)?
 
     /// Shows the popup with its top left at layout (x, y), under a text
     /// cursor `cursor` tall, or hides it. True when it was shown and now is not.
@@ -42,6 +46,8 @@ final class CandidatePopup {
         guard visible else { return hidden }
         wlr_scene_node_set_position(WlrootsVersion.node(of: container), x, y)
         // Relative to the popup: the cursor sits just above it.
+        guard toldRectangle.map({ $0 != (cursor.width, cursor.height) }) ?? true else { return false }
+        toldRectangle = (cursor.width, cursor.height)
         var rectangle = wlr_box(x: 0, y: -cursor.height, width: cursor.width, height: cursor.height)
         wlr_input_popup_surface_v2_send_text_input_rectangle(popup, &rectangle)
         return false

@@ -27,6 +27,17 @@ final class TextInputRelay {
     private var grabListeners = ListenerBag()
     /// The text input the engine is activated for.
     private var active: TextInputEndpoint?
+    /// What the engine was last told of the active text input, so a commit
+    /// that changes nothing the engine sees (a text input moving only its
+    /// cursor rectangle, which the engine learns through its popup) does not
+    /// wake it: one message round less for every composed key.
+    private var stateSentToEngine: EngineTextState?
+    /// After composed text went to the app, frames wait (briefly) for the
+    /// app's redraw, so its preedit and the engine's popup draw as one frame.
+    private var frameHold = CompositionFrameHold()
+    /// The surface whose redraw ends the wait.
+    private var holdSurface: UnsafeMutablePointer<wlr_surface>?
+    private var holdTimer: EventLoopTimer?
     /// The surface text inputs may enter: the focus, when it may compose.
     private var compositionSurface: UnsafeMutablePointer<wlr_surface>?
 
@@ -36,6 +47,9 @@ final class TextInputRelay {
         self.seat = seat
         self.logger = logger
         popupLayer = WlrootsVersion.createTree(in: server.scene)
+        holdTimer = EventLoopTimer(loop: wl_display_get_event_loop(server.display)) { [unowned server] in
+            server.textInput?.letFramesGo()
+        }
         wlr_scene_node_place_above(WlrootsVersion.node(of: popupLayer), WlrootsVersion.node(of: appLayer))
         let textInputs = wlr_text_input_manager_v3_create(server.display)!
         let inputMethods = wlr_input_method_manager_v2_create(server.display)!
@@ -100,8 +114,10 @@ final class TextInputRelay {
 
     func committed(_ endpoint: TextInputEndpoint) {
         guard endpoint === active, let engine else { return }
-        sendState(of: endpoint, to: engine)
-        wlr_input_method_v2_send_done(engine)
+        if engineState(of: endpoint) != stateSentToEngine {
+            sendState(of: endpoint, to: engine)
+            wlr_input_method_v2_send_done(engine)
+        }
         updatePopups()
     }
 
@@ -127,6 +143,8 @@ final class TextInputRelay {
     private func deactivate() {
         guard active != nil else { return }
         active = nil
+        stateSentToEngine = nil
+        if holdSurface != nil { letFramesGo() }
         if let engine {
             wlr_input_method_v2_send_deactivate(engine)
             wlr_input_method_v2_send_done(engine)
@@ -137,16 +155,27 @@ final class TextInputRelay {
     /// Surrounding text (bounded), content type (with the hints the session
     /// denies stripped) and the change cause.
     private func sendState(of endpoint: TextInputEndpoint, to engine: UnsafeMutablePointer<wlr_input_method_v2>) {
-        if let surrounding = endpoint.surrounding {
-            let bounded = ComposedTextLimit.bounded(surrounding.text).text
-            wlr_input_method_v2_send_surrounding_text(engine, bounded,
-                                                      ComposedTextLimit.clampedOffset(surrounding.cursor, in: bounded),
-                                                      ComposedTextLimit.clampedOffset(surrounding.anchor, in: bounded))
+        let state = engineState(of: endpoint)
+        if let surrounding = state.surrounding {
+            wlr_input_method_v2_send_surrounding_text(engine, surrounding.text, surrounding.cursor, surrounding.anchor)
         }
-        wlr_input_method_v2_send_text_change_cause(engine, endpoint.textChangeCause)
+        wlr_input_method_v2_send_text_change_cause(engine, state.changeCause)
+        wlr_input_method_v2_send_content_type(engine, state.hints, state.purpose)
+        stateSentToEngine = state
+    }
+
+    /// The active text input's state as the engine is to see it: surrounding
+    /// text bounded, content hints the session denies stripped.
+    private func engineState(of endpoint: TextInputEndpoint) -> EngineTextState {
+        let surrounding = endpoint.surrounding.map { surrounding in
+            let bounded = ComposedTextLimit.bounded(surrounding.text).text
+            return EngineTextState.Surrounding(text: bounded,
+                                               cursor: ComposedTextLimit.clampedOffset(surrounding.cursor, in: bounded),
+                                               anchor: ComposedTextLimit.clampedOffset(surrounding.anchor, in: bounded))
+        }
         let content = endpoint.contentType
-        let hints = server.decide { $0.relayedContentHints(content.hint) }
-        wlr_input_method_v2_send_content_type(engine, hints, content.purpose)
+        return EngineTextState(surrounding: surrounding, changeCause: endpoint.textChangeCause,
+                               hints: server.decide { $0.relayedContentHints(content.hint) }, purpose: content.purpose)
     }
 
     // MARK: - The input method
@@ -206,6 +235,41 @@ final class TextInputRelay {
                                                            min(state.delete.after_length, limit))
         }
         wlr_text_input_v3_send_done(active.textInput)
+        holdFrames(untilRedrawOf: active.focusedSurface)
+    }
+
+    // MARK: - Frames
+
+    /// Composed text just went to the app: frames wait for its redraw (at
+    /// most `CompositionFrameHold.limit`).
+    private func holdFrames(untilRedrawOf surface: UnsafeMutablePointer<wlr_surface>?) {
+        guard let surface, let holdTimer else { return }
+        let before = frameHold.deadline
+        frameHold.relayed(at: AssessmentService.now())
+        guard frameHold.deadline != before else { return }
+        holdSurface = surface
+        holdTimer.arm(after: CompositionFrameHold.limit)
+    }
+
+    /// Whether the frame due now waits for the composing app's redraw.
+    var holdsFrames: Bool { frameHold.holds(at: AssessmentService.now()) }
+
+    /// An output drew a frame (or had nothing to draw).
+    func frameRendered() { frameHold.frameRendered() }
+
+    /// A window's surface committed; the composing app's redraw lets frames go.
+    func surfaceCommitted(_ surface: UnsafeMutablePointer<wlr_surface>) {
+        guard surface == holdSurface else { return }
+        frameHold.composingWindowRedrew()
+        letFramesGo()
+    }
+
+    /// The wait ended (redraw, deadline or release): held frames go now.
+    func letFramesGo() {
+        frameHold.release()
+        holdSurface = nil
+        holdTimer?.disarm()
+        for output in server.outputs { wlr_output_schedule_frame(output.wlrOutput) }
     }
 
     private func keyboardGrabbed(_ newGrab: UnsafeMutablePointer<wlr_input_method_keyboard_grab_v2>) {
@@ -238,6 +302,8 @@ final class TextInputRelay {
         }
         engine = nil
         active = nil
+        stateSentToEngine = nil
+        if holdSurface != nil { letFramesGo() }
         server.drive { $0.inputMethodDisconnected(server.clientID(client)) }
         updatePopups()
     }
@@ -312,6 +378,9 @@ final class TextInputRelay {
     }
 
     func destroy() {
+        holdTimer?.cancel()
+        holdTimer = nil
+        holdSurface = nil
         for endpoint in endpoints { endpoint.detach() }
         for keyboard in virtualKeyboards { keyboard.detach() }
         for popup in popups { popup.remove() }
@@ -322,4 +391,17 @@ final class TextInputRelay {
         grabListeners.disconnectAll()
         listeners.disconnectAll()
     }
+}
+
+/// The part of a text input's state the engine is sent with `done`.
+struct EngineTextState: Equatable {
+    struct Surrounding: Equatable {
+        var text: String
+        var cursor: UInt32
+        var anchor: UInt32
+    }
+    var surrounding: Surrounding?
+    var changeCause: UInt32
+    var hints: UInt32
+    var purpose: UInt32
 }
