@@ -112,6 +112,8 @@ final class ExamRenderer {
         case .connection: return "The connection to Carrel was lost."
         case .notAvailable: return "This app is not running inside Carrel as its exam app."
         case .notActive: return "No session is active."
+        case .multipleParticipantsNotSupported: return "This version of Carrel cannot start the tools this exam needs."
+        case .configurationUpdatesNotSupported: return "The exam's settings cannot be changed during this session."
         case .other: return "Something went wrong."
         }
     }
