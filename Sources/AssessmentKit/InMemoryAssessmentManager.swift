@@ -66,8 +66,8 @@ public final class InMemoryAssessmentManager: AssessmentManaging {
     public private(set) var lockedConfiguration: AssessmentConfiguration?
 
     /// The session holding the lock, whether its begin was answered yet, and
-    /// whether it was interrupted.
-    private var holder: (id: AssessmentSession.ID, began: Bool, interrupted: Bool)?
+    /// why it was interrupted (nil while it was not).
+    private var holder: (id: AssessmentSession.ID, began: Bool, interruption: InterruptionReason?)?
     private var sessions: [AssessmentSession.ID: WeakSession] = [:]
     private var queue: [(id: AssessmentSession.ID, report: AssessmentSession.Report)] = []
 
@@ -90,8 +90,7 @@ public final class InMemoryAssessmentManager: AssessmentManaging {
         let result = nextBeginResult
         nextBeginResult = .began
         if holder != nil {
-            queue.append((session.id, .failed(AssessmentError(
-                .alreadyActive, message: "another session is pending or active"))))
+            queue.append((session.id, .failed(AssessmentError(.alreadyActive, message: SessionAnswer.alreadyActive))))
             return
         }
         if let problem = refusal(of: session.configuration) {
@@ -100,11 +99,11 @@ public final class InMemoryAssessmentManager: AssessmentManaging {
         }
         switch result {
         case .began:
-            holder = (session.id, true, false)
+            holder = (session.id, true, nil)
             lockedConfiguration = session.configuration
             queue.append((session.id, .began))
         case .pending:
-            holder = (session.id, false, false)
+            holder = (session.id, false, nil)
             lockedConfiguration = session.configuration
         case .failed(let code, let message):
             queue.append((session.id, .failed(AssessmentError(code, message: message))))
@@ -123,9 +122,9 @@ public final class InMemoryAssessmentManager: AssessmentManaging {
         let result = nextUpdateResult
         nextUpdateResult = .updated
         guard let holder, holder.id == session.id, holder.began else { return }
-        if holder.interrupted {
+        if let reason = holder.interruption {
             queue.append((session.id, .updateFailed(AssessmentError(
-                .interrupted, message: "an interrupted session can only be ended"))))
+                .interrupted, message: SessionAnswer.updateOfInterruptedSession(reason)))))
             return
         }
         if let problem = refusal(of: configuration) {
@@ -175,7 +174,9 @@ public final class InMemoryAssessmentManager: AssessmentManaging {
     @discardableResult
     public func interrupt(_ code: AssessmentError.Code, message: String = "scripted interruption") -> Bool {
         guard let active = holder, active.began else { return false }
-        holder?.interrupted = true
+        // The latest reason counts, as in the compositor; a code that is no
+        // interruption reason (a scripting slip) counts as `other`.
+        holder?.interruption = code.interruptionReason ?? .other
         queue.append((active.id, .interrupted(AssessmentError(code, message: message))))
         return true
     }
