@@ -85,7 +85,7 @@ do {
     fail("\(error)")
 }
 
-let flow = ExamFlow(manager: lockdown, configuration: options.configuration,
+let flow = ExamFlow(manager: lockdown, configuration: options.configuration, calculator: options.calculator,
                     endsSessionOnInterruption: options.mode == .auto)
 var layout = ExamLayout(windowWidth: Double(window.size.width), windowHeight: Double(window.size.height))
 let renderer = ExamRenderer()
