@@ -198,6 +198,9 @@ def test_demo_exam_calculator_question_shows_galculator_beside_it_only_while_the
                      args=["--policy", str(h.REPO / "examples" / "demo-policy.toml")],
                      backend="x11", env={"DISPLAY": display}, wait_ready=False)
     assert h.wait_until(lambda: "began" in events(c), 20), f"events {events(c)}\n{c.evidence()}"
+    # AssessmentSession.supportsMultipleParticipants, asked of the live compositor.
+    assert "carrel-demo-exam: note participants supported by the compositor" in c.stdout_path.read_text(), \
+        c.evidence()
     running = galculators_of(c)
     assert len(running) == 1, f"expected one galculator launched by carrel while the session runs: {running}\n{c.evidence()}"
     last = [None]
