@@ -25,7 +25,10 @@ public struct AssessmentConfiguration: Hashable, Sendable {
     public var allowedFeatures: Set<AssessmentFeature>
     /// Other applications whose windows the session shows, by the ids the
     /// administrator's policy gives them (never an app_id). Repeats are sent once.
-    public var participants: [String]
+    public var participants: [String] {
+        // An id no longer named keeps no configuration, so equal lists compare equal.
+        didSet { participantConfigurations = participantConfigurations.filter { participants.contains($0.key) } }
+    }
     /// How long the session may stay active, counted from began; nil leaves it
     /// to the policy. Sent in whole seconds, rounded up; must be at least one second.
     public var timeLimit: Duration?

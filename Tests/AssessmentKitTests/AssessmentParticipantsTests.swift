@@ -29,6 +29,12 @@ struct AssessmentParticipantsTests {
         configuration.remove(calculator)
         #expect(configuration.participants == ["dictionary", "periodic-table"])
         #expect(configuration.configurationsByApplication[calculator] == nil)
+
+        // Dropping an id from the plain list drops its configuration too.
+        var networked = AssessmentConfiguration()
+        networked.setConfiguration(AssessmentParticipantConfiguration(allowsNetworkAccess: true), for: calculator)
+        networked.participants = []
+        #expect(networked == AssessmentConfiguration())
     }
 
     @Test("each application is sent once, by its policy name")
