@@ -25,16 +25,28 @@ public struct AssessmentConfiguration: Hashable, Sendable {
     public var allowedFeatures: Set<AssessmentFeature>
     /// Other applications whose windows the session shows, by the ids the
     /// administrator's policy gives them (never an app_id). Repeats are sent once.
-    public var participants: [String]
+    public var participants: [String] {
+        // An id no longer named keeps no configuration, so equal lists compare equal.
+        didSet { participantConfigurations = participantConfigurations.filter { participants.contains($0.key) } }
+    }
     /// How long the session may stay active, counted from began; nil leaves it
     /// to the policy. Sent in whole seconds, rounded up; must be at least one second.
     public var timeLimit: Duration?
+    /// The exam app's own participant configuration, Apple's main participant
+    /// (see ``AssessmentParticipantConfiguration`` for what its network means here).
+    public var mainParticipantConfiguration: AssessmentParticipantConfiguration
+    /// Each participant's configuration by policy id; ids named in
+    /// ``participants`` without one here have the default.
+    var participantConfigurations: [String: AssessmentParticipantConfiguration]
 
     public init(allowedFeatures: Set<AssessmentFeature> = [], participants: [String] = [],
-                timeLimit: Duration? = nil) {
+                timeLimit: Duration? = nil,
+                mainParticipantConfiguration: AssessmentParticipantConfiguration = AssessmentParticipantConfiguration()) {
         self.allowedFeatures = allowedFeatures
         self.participants = participants
         self.timeLimit = timeLimit
+        self.mainParticipantConfiguration = mainParticipantConfiguration
+        self.participantConfigurations = [:]
     }
 
     /// The participants in order, each once: the protocol forbids adding an id twice.

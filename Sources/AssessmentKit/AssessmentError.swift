@@ -2,7 +2,19 @@
 ///
 /// The codes mirror the reasons of carrel-assessment-v1 (`failure_reason`
 /// and `interruption_reason`), plus the few that arise in the client:
-/// ``Code/connection``, ``Code/notAvailable`` and ``Code/notActive``.
+/// ``Code/connection``, ``Code/notAvailable``, ``Code/notActive``,
+/// ``Code/multipleParticipantsNotSupported`` and ``Code/configurationUpdatesNotSupported``.
+///
+/// Apple's `AEAssessmentErrorCode` names work too, each standing for the
+/// Carrel code that means the same:
+///
+/// | Apple's | Carrel's |
+/// |---|---|
+/// | `unknown` | ``Code/other`` |
+/// | `unsupportedPlatform` | ``Code/notAvailable`` |
+/// | `multipleParticipantsNotSupported` | ``Code/multipleParticipantsNotSupported`` |
+/// | `configurationUpdatesNotSupported` | ``Code/configurationUpdatesNotSupported`` |
+/// | `requiredParticipantsNotAvailable` | ``Code/participantUnavailable`` |
 /// The message is for logs and people; base decisions on ``code`` only.
 ///
 /// ```swift
@@ -60,6 +72,19 @@ public struct AssessmentError: Error, Hashable, Sendable, CustomStringConvertibl
         case notAvailable
         /// `update(to:)` was called on a session that is not active.
         case notActive
+        /// The configuration names participants, but the compositor's
+        /// protocol version cannot take them (it offers version 1).
+        case multipleParticipantsNotSupported
+        /// `update(to:)` was called, but the lockdown cannot update a session.
+        case configurationUpdatesNotSupported
+
+        // Apple's AEAssessmentErrorCode names.
+        /// Apple's `unknown`: a reason not listed here.
+        public static let unknown = Code.other
+        /// Apple's `unsupportedPlatform`: no compositor offers assessment sessions to this app.
+        public static let unsupportedPlatform = Code.notAvailable
+        /// Apple's `requiredParticipantsNotAvailable`: a participant could not be started.
+        public static let requiredParticipantsNotAvailable = Code.participantUnavailable
 
         /// The code for a wire `failure_reason`; unknown values are `.other`.
         public init(failureReason value: UInt32) {
@@ -120,6 +145,8 @@ public struct AssessmentError: Error, Hashable, Sendable, CustomStringConvertibl
             case .connection: return "connection"
             case .notAvailable: return "not_available"
             case .notActive: return "not_active"
+            case .multipleParticipantsNotSupported: return "multiple_participants_not_supported"
+            case .configurationUpdatesNotSupported: return "configuration_updates_not_supported"
             default: return "other"
             }
         }

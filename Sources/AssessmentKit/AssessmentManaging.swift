@@ -33,6 +33,9 @@ public protocol AssessmentManaging: AnyObject {
     var features: [AssessmentFeature: AssessmentEnforcement] { get }
     /// Whether some session (of any app) is pending or active, as last reported.
     var lockState: AssessmentLockState { get }
+    /// The carrel-assessment-v1 version the lockdown speaks with the app,
+    /// or nil when there is no compositor to speak to.
+    var protocolVersion: UInt32? { get }
 
     /// Asks the lockdown to begin `session` with its configuration; the
     /// answer, exactly one of began and failed, is reported later.
@@ -51,6 +54,18 @@ public protocol AssessmentManaging: AnyObject {
 extension AssessmentManaging {
     /// Whether some session (of any app) is pending or active, as last reported.
     public var isLocked: Bool { lockState == .active }
+
+    /// Whether sessions through this lockdown may name participants: its
+    /// protocol version is 2 or later (Apple's `supportsMultipleParticipants`).
+    public var supportsMultipleParticipants: Bool {
+        protocolVersion.map(AssessmentProtocol.supportsMultipleParticipants(version:)) ?? false
+    }
+
+    /// Whether an active session through this lockdown can be updated
+    /// (Apple's `supportsConfigurationUpdates`).
+    public var supportsConfigurationUpdates: Bool {
+        protocolVersion.map(AssessmentProtocol.supportsConfigurationUpdates(version:)) ?? false
+    }
 
     /// A new, not yet begun session whose requests go to this lockdown.
     public func makeSession(configuration: AssessmentConfiguration = AssessmentConfiguration()) -> AssessmentSession {

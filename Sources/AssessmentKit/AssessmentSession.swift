@@ -23,6 +23,10 @@
 /// - `update(to:)` on a session that is not active calls *failed to update*
 ///   (`notActive`) at once; one with a time limit under a second,
 ///   `unsupportedConfiguration`.
+/// - A configuration naming participants, begun or updated through a
+///   compositor of protocol version 1, fails at once with
+///   `multipleParticipantsNotSupported` (version 1 could not say why a
+///   participant did not start).
 ///
 /// Callbacks and stream events come on the thread that dispatches the
 /// display, from within `wl_display_dispatch`; local refusals come from
@@ -76,6 +80,43 @@ public final class AssessmentSession: Identifiable {
         (events, continuation) = AsyncStream.makeStream(of: AssessmentEvent.self)
     }
 
+    /// A session through ``defaultManager``, as Apple's
+    /// `AEAssessmentSession(configuration:)`. Never throws: without a
+    /// compositor, `begin()` calls *failed to begin* with `notAvailable`
+    /// (Apple's `unsupportedPlatform`).
+    public convenience init(configuration: AssessmentConfiguration) {
+        self.init(configuration: configuration, manager: Self.defaultManager ?? UnavailableAssessmentManager(error: AssessmentError(
+            .notAvailable,
+            message: "no compositor connection for AssessmentSession(configuration:): call "
+                + "WaylandAssessmentManager.connectDefault(display:surface:) once the exam window is mapped, "
+                + "or pass a manager to AssessmentSession(configuration:manager:)")))
+    }
+
+    /// The lockdown ``init(configuration:)`` uses: the live compositor's
+    /// once `WaylandAssessmentManager.connectDefault(display:surface:)` ran
+    /// (or the reason it could not connect), nil before.
+    nonisolated(unsafe) public static var defaultManager: (any AssessmentManaging)?
+
+    /// Whether the live compositor can take sessions naming participants
+    /// (Apple's class property): asked of ``defaultManager``'s protocol
+    /// version, or, before there is one, of the version the compositor named
+    /// by `WAYLAND_DISPLAY` offers on a connection of its own. False without a compositor.
+    public static var supportsMultipleParticipants: Bool {
+        liveProtocolVersion.map(AssessmentProtocol.supportsMultipleParticipants(version:)) ?? false
+    }
+
+    /// Whether the live compositor can update an active session's
+    /// configuration (Apple's class property), asked as
+    /// ``supportsMultipleParticipants`` is. False without a compositor.
+    public static var supportsConfigurationUpdates: Bool {
+        liveProtocolVersion.map(AssessmentProtocol.supportsConfigurationUpdates(version:)) ?? false
+    }
+
+    private static var liveProtocolVersion: UInt32? {
+        if let manager = defaultManager { return manager.protocolVersion }
+        return WaylandAssessmentManager.offeredVersion(displayName: nil)
+    }
+
     deinit {
         continuation.finish()
         // Releasing a pending or active session ends it (the protocol's destroy).
@@ -110,6 +151,16 @@ public final class AssessmentSession: Identifiable {
         } catch {
             state = .failed
             deliver(.failed(error as! AssessmentError))
+            return
+        }
+        if let version = manager.protocolVersion, !configuration.participants.isEmpty,
+           !AssessmentProtocol.supportsMultipleParticipants(version: version) {
+            state = .failed
+            deliver(.failed(AssessmentError(
+                .multipleParticipantsNotSupported,
+                message: "the configuration names participants (\(configuration.distinctParticipants.joined(separator: ", "))), "
+                    + "but the compositor speaks protocol version \(version), which cannot start them; "
+                    + "begin without participants or use a newer Carrel")))
             return
         }
         state = .beginning
@@ -150,6 +201,21 @@ public final class AssessmentSession: Identifiable {
             try newConfiguration.validate()
         } catch {
             deliver(.updateFailed(newConfiguration, error as! AssessmentError))
+            return
+        }
+        if !manager.supportsConfigurationUpdates {
+            deliver(.updateFailed(newConfiguration, AssessmentError(
+                .configurationUpdatesNotSupported,
+                message: "this lockdown cannot update a session (protocol version \(manager.protocolVersion.map(String.init) ?? "none")); "
+                    + "end the session and begin one with the new configuration")))
+            return
+        }
+        if let version = manager.protocolVersion, !newConfiguration.participants.isEmpty,
+           !AssessmentProtocol.supportsMultipleParticipants(version: version) {
+            deliver(.updateFailed(newConfiguration, AssessmentError(
+                .multipleParticipantsNotSupported,
+                message: "the configuration names participants (\(newConfiguration.distinctParticipants.joined(separator: ", "))), "
+                    + "but the compositor speaks protocol version \(version), which cannot start them; update without participants")))
             return
         }
         // An interrupted session is still sent the update: the compositor

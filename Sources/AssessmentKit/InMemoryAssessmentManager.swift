@@ -5,11 +5,13 @@
 /// wait in a queue until the test calls ``dispatch()`` (the counterpart of
 /// `wl_display_dispatch`). It keeps the compositor's rules: at most one
 /// session pending or active (a second begin fails with `alreadyActive`),
-/// a configuration leaving denied a feature not in ``features`` fails begin
-/// and update with `unsupportedConfiguration` (CarrelWire's `FeatureRule`,
-/// the compositor's own rule), updates of an interrupted session fail with
-/// `interrupted`, releasing a pending or active session unlocks at once and
-/// drops its queued events.
+/// a configuration the policy it models cannot honour (a participant not in
+/// ``knownParticipants``, a time limit above ``maximumTimeLimit``, a denied
+/// feature not in ``features``) fails begin and update with
+/// `unsupportedConfiguration` (CarrelWire's `ConfigurationRule`, the
+/// compositor's own rule table, word for word), updates of an interrupted
+/// session fail with `interrupted`, releasing a pending or active session
+/// unlocks at once and drops its queued events.
 ///
 /// ```swift
 /// let lockdown = InMemoryAssessmentManager()
@@ -45,6 +47,14 @@ public final class InMemoryAssessmentManager: AssessmentManaging {
     }
 
     public var features: [AssessmentFeature: AssessmentEnforcement]
+    /// The participant ids of the policy it models; nil (the default) takes
+    /// every id a configuration names as defined.
+    public var knownParticipants: Set<String>?
+    /// The longest time limit, in seconds, of the policy it models (eight hours by default).
+    public var maximumTimeLimit: UInt32 = ConfigurationRule.fallbackMaximumTimeLimit
+    /// The protocol version it answers as (this build's, by default); set 1
+    /// to see how an app meets an older compositor.
+    public var protocolVersion: UInt32? = AssessmentProtocol.version
     /// Used by the next begin, then back to `.began`.
     public var nextBeginResult: BeginResult = .began
     /// Used by the next update, then back to `.updated`.
@@ -56,8 +66,8 @@ public final class InMemoryAssessmentManager: AssessmentManaging {
     public private(set) var lockedConfiguration: AssessmentConfiguration?
 
     /// The session holding the lock, whether its begin was answered yet, and
-    /// whether it was interrupted.
-    private var holder: (id: AssessmentSession.ID, began: Bool, interrupted: Bool)?
+    /// why it was interrupted (nil while it was not).
+    private var holder: (id: AssessmentSession.ID, began: Bool, interruption: InterruptionReason?)?
     private var sessions: [AssessmentSession.ID: WeakSession] = [:]
     private var queue: [(id: AssessmentSession.ID, report: AssessmentSession.Report)] = []
 
@@ -80,21 +90,20 @@ public final class InMemoryAssessmentManager: AssessmentManaging {
         let result = nextBeginResult
         nextBeginResult = .began
         if holder != nil {
-            queue.append((session.id, .failed(AssessmentError(
-                .alreadyActive, message: "another session is pending or active"))))
+            queue.append((session.id, .failed(AssessmentError(.alreadyActive, message: SessionAnswer.alreadyActive))))
             return
         }
-        if let problem = FeatureRule.refusal(allowed: session.configuration.allowedFeatures, announced: features) {
+        if let problem = refusal(of: session.configuration) {
             queue.append((session.id, .failed(AssessmentError(.unsupportedConfiguration, message: problem))))
             return
         }
         switch result {
         case .began:
-            holder = (session.id, true, false)
+            holder = (session.id, true, nil)
             lockedConfiguration = session.configuration
             queue.append((session.id, .began))
         case .pending:
-            holder = (session.id, false, false)
+            holder = (session.id, false, nil)
             lockedConfiguration = session.configuration
         case .failed(let code, let message):
             queue.append((session.id, .failed(AssessmentError(code, message: message))))
@@ -113,12 +122,12 @@ public final class InMemoryAssessmentManager: AssessmentManaging {
         let result = nextUpdateResult
         nextUpdateResult = .updated
         guard let holder, holder.id == session.id, holder.began else { return }
-        if holder.interrupted {
+        if let reason = holder.interruption {
             queue.append((session.id, .updateFailed(AssessmentError(
-                .interrupted, message: "an interrupted session can only be ended"))))
+                .interrupted, message: SessionAnswer.updateOfInterruptedSession(reason)))))
             return
         }
-        if let problem = FeatureRule.refusal(allowed: configuration.allowedFeatures, announced: features) {
+        if let problem = refusal(of: configuration) {
             queue.append((session.id, .updateFailed(AssessmentError(.unsupportedConfiguration, message: problem))))
             return
         }
@@ -165,7 +174,9 @@ public final class InMemoryAssessmentManager: AssessmentManaging {
     @discardableResult
     public func interrupt(_ code: AssessmentError.Code, message: String = "scripted interruption") -> Bool {
         guard let active = holder, active.began else { return false }
-        holder?.interrupted = true
+        // The latest reason counts, as in the compositor; a code that is no
+        // interruption reason (a scripting slip) counts as `other`.
+        holder?.interruption = code.interruptionReason ?? .other
         queue.append((active.id, .interrupted(AssessmentError(code, message: message))))
         return true
     }
@@ -191,6 +202,16 @@ public final class InMemoryAssessmentManager: AssessmentManaging {
             delivered += 1
         }
         return delivered
+    }
+
+    /// The compositor's rule table on what the app would send: each
+    /// participant once, the time limit in whole seconds.
+    private func refusal(of configuration: AssessmentConfiguration) -> String? {
+        let participants = configuration.distinctParticipants
+        let terms = ConfigurationRule.Terms(knownParticipants: knownParticipants ?? Set(participants),
+                                            maximumTimeLimit: maximumTimeLimit, announcedFeatures: features)
+        return ConfigurationRule.refusal(participants: participants, timeLimit: (try? configuration.wireTimeLimit()) ?? nil,
+                                         allowedFeatures: configuration.allowedFeatures, terms: terms)
     }
 
     private func unlock() {

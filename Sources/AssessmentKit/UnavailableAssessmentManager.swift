@@ -20,6 +20,8 @@ public final class UnavailableAssessmentManager: AssessmentManaging {
 
     public var features: [AssessmentFeature: AssessmentEnforcement] { [:] }
     public var lockState: AssessmentLockState { .inactive }
+    /// No compositor answered, so no version.
+    public var protocolVersion: UInt32? { nil }
 
     public func begin(_ session: AssessmentSession) {
         session.receive(.failed(error))

@@ -39,6 +39,8 @@ public final class WaylandAssessmentManager: AssessmentManaging {
     /// or less when the compositor offers less. Reasons of later versions
     /// arrive as `other`.
     public let version: UInt32
+    /// ``version``, as ``AssessmentManaging`` asks for it.
+    public var protocolVersion: UInt32? { version }
     /// Called (from within dispatch) when another `lock_state` … `done` group changes the lock state.
     public var onLockStateChange: ((AssessmentLockState) -> Void)?
 
@@ -98,6 +100,39 @@ public final class WaylandAssessmentManager: AssessmentManaging {
             throw Self.connectionError(display, doing: "reading the assessment features")
         }
         wl_display_dispatch_queue_pending(display, queue)
+    }
+
+    /// Connects the live lockdown that `AssessmentSession(configuration:)`
+    /// uses (``AssessmentSession/defaultManager``): this manager on success,
+    /// otherwise an ``UnavailableAssessmentManager`` carrying why, so the
+    /// missing compositor reaches the app as *failed to begin*, never as a throw.
+    @discardableResult
+    public static func connectDefault(display: OpaquePointer, surface: OpaquePointer) -> any AssessmentManaging {
+        let manager: any AssessmentManaging
+        do {
+            manager = try WaylandAssessmentManager(display: display, surface: surface)
+        } catch let error as AssessmentError {
+            manager = UnavailableAssessmentManager(error: error)
+        } catch {
+            manager = UnavailableAssessmentManager(error: AssessmentError(.other, message: "\(error)"))
+        }
+        AssessmentSession.defaultManager = manager
+        return manager
+    }
+
+    /// The carrel-assessment-v1 version this build would bind from the
+    /// compositor at `displayName` (nil: `WAYLAND_DISPLAY`), asked on a
+    /// connection of its own that is closed before returning; nil when no
+    /// compositor answers or none offers the global to this app.
+    public static func offeredVersion(displayName: String?) -> UInt32? {
+        guard let display = wl_display_connect(displayName) else { return nil }
+        defer { wl_display_disconnect(display) }
+        let registry = wl_display_get_registry(display)
+        defer { wl_registry_destroy(registry) }
+        let finder = GlobalFinder()
+        wl_registry_add_listener(registry, globalFinderListener, Unmanaged.passUnretained(finder).toOpaque())
+        guard wl_display_roundtrip(display) >= 0, let offered = finder.version else { return nil }
+        return min(offered, AssessmentProtocol.version)
     }
 
     deinit {

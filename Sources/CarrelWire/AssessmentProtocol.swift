@@ -11,4 +11,14 @@ public enum AssessmentProtocol {
     public static let managerInterface = "carrel_assessment_manager_v1"
     public static let configurationInterface = "carrel_assessment_configuration_v1"
     public static let sessionInterface = "carrel_assessment_session_v1"
+
+    /// Whether a compositor offering `version` can take a session with
+    /// participants: from version 2, the first that can tell a client a
+    /// participant could not be started (`participant_unavailable`); at
+    /// version 1 such a failure would arrive as `other`.
+    public static func supportsMultipleParticipants(version: UInt32) -> Bool { version >= 2 }
+
+    /// Whether a compositor offering `version` can replace an active
+    /// session's configuration: `update` exists from version 1.
+    public static func supportsConfigurationUpdates(version: UInt32) -> Bool { version >= 1 }
 }

@@ -15,6 +15,8 @@ public struct DemoExamOptions: Hashable, Sendable {
     /// Seconds `--auto` stays on the questions before ending.
     public var hold: Double = 0
     public var configuration = AssessmentConfiguration()
+    /// The policy's calculator (`--calculator ID`), for the questions that allow one.
+    public var calculator: AssessmentApplication?
 
     public static let usage = """
         usage: carrel-demo-exam [options]
@@ -37,6 +39,8 @@ public struct DemoExamOptions: Hashable, Sendable {
                                   on_screen_keyboard, keyboard_shortcuts,
                                   screen_magnifier, screen_reader
           --participant ID        name a participant from the policy (repeatable)
+          --calculator ID         the policy's calculator participant: the session
+                                  names it, as a question allows a calculator
           -h, --help              show this text
 
         Keys: B begin, 1-4 answer, Enter next, P back, E end, Q quit. The last
@@ -95,6 +99,8 @@ public struct DemoExamOptions: Hashable, Sendable {
                 options.configuration.allowedFeatures.insert(feature)
             case "--participant":
                 options.configuration.participants.append(try value(for: flag))
+            case "--calculator":
+                options.calculator = AssessmentApplication(policyName: try value(for: flag))
             default:
                 throw ParseError.invalid("unknown argument '\(flag)'")
             }

@@ -36,6 +36,9 @@ public final class ExamFlow: AssessmentSessionDelegate {
     /// Used by the next begin; `update` changes the running session's.
     public var configuration: AssessmentConfiguration
     public let questions: [Question]
+    /// The policy's calculator, named as a participant of the session when
+    /// a question allows a calculator; nil leaves every session without one.
+    public let calculator: AssessmentApplication?
     /// The recorded answer (choice index) per question; nil for free-text questions.
     public private(set) var answers: [Int?]
     /// The text field of each free-text question, by question index.
@@ -59,11 +62,13 @@ public final class ExamFlow: AssessmentSessionDelegate {
     public init(manager: any AssessmentManaging,
                 configuration: AssessmentConfiguration = AssessmentConfiguration(),
                 questions: [Question] = Question.demo,
+                calculator: AssessmentApplication? = nil,
                 endsSessionOnInterruption: Bool = false,
                 output: @escaping (String) -> Void = ExamFlow.printLine) {
         self.manager = manager
         self.configuration = configuration
         self.questions = questions
+        self.calculator = calculator
         self.answers = Array(repeating: nil, count: questions.count)
         self.answerFields = Self.emptyFields(for: questions)
         self.endsSessionOnInterruption = endsSessionOnInterruption
@@ -219,11 +224,27 @@ public final class ExamFlow: AssessmentSessionDelegate {
         session.update(to: newConfiguration)
     }
 
+    /// What the next begin asks for: ``configuration``, plus the calculator
+    /// as a participant when a question allows one. A session is begun with
+    /// it (never added later), so `began` comes only once its window shows.
+    public var sessionConfiguration: AssessmentConfiguration {
+        var asked = configuration
+        if let calculator, questions.contains(where: \.allowsCalculator) {
+            asked.setConfiguration(AssessmentParticipantConfiguration(), for: calculator)
+        }
+        return asked
+    }
+
+    /// Whether question `index` shows with the calculator beside it.
+    public func showsCalculator(on index: Int) -> Bool {
+        calculator != nil && questions.indices.contains(index) && questions[index].allowsCalculator
+    }
+
     private func begin() {
         answers = Array(repeating: nil, count: questions.count)
         answerFields = Self.emptyFields(for: questions)
         loggedText = [:]
-        let session = AssessmentSession(configuration: configuration, manager: manager)
+        let session = AssessmentSession(configuration: sessionConfiguration, manager: manager)
         session.delegate = self
         self.session = session
         screen = .locking

@@ -7,18 +7,23 @@ public struct Question: Hashable, Sendable {
     public var choices: [String]
     /// Index into `choices` of the right answer; nil for a free-text question.
     public var correctChoice: Int?
+    /// Whether a calculator may be used on it: an exam with such a question
+    /// names the policy's calculator as a participant of its session.
+    public var allowsCalculator: Bool
 
-    public init(prompt: String, choices: [String], correctChoice: Int) {
+    public init(prompt: String, choices: [String], correctChoice: Int, allowsCalculator: Bool = false) {
         precondition(choices.indices.contains(correctChoice), "the correct choice must be one of the choices")
         self.prompt = prompt
         self.choices = choices
         self.correctChoice = correctChoice
+        self.allowsCalculator = allowsCalculator
     }
 
     private init(freeTextPrompt prompt: String) {
         self.prompt = prompt
         self.choices = []
         self.correctChoice = nil
+        self.allowsCalculator = false
     }
 
     /// A question answered by typing into a text field.
@@ -28,9 +33,10 @@ public struct Question: Hashable, Sendable {
 }
 
 extension Question {
-    /// The demo exam's questions: four multiple-choice questions, then one in free text.
+    /// The demo exam's questions: four multiple-choice questions (the first
+    /// with a calculator beside it), then one in free text.
     public static let demo: [Question] = [
-        Question(prompt: "What is 7 × 8?", choices: ["54", "56", "58", "64"], correctChoice: 1),
+        Question(prompt: "What is 7 × 8?", choices: ["54", "56", "58", "64"], correctChoice: 1, allowsCalculator: true),
         Question(prompt: "Which planet is closest to the Sun?",
                  choices: ["Venus", "Earth", "Mercury", "Mars"], correctChoice: 2),
         Question(prompt: "What is the chemical symbol for sodium?",

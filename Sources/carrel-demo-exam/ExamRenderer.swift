@@ -61,6 +61,10 @@ final class ExamRenderer {
             text("Question \(index + 1) of \(flow.questions.count)", x: 140, y: 70, size: 28, bold: false,
                  (0.35, 0.35, 0.4), cairo)
             text("Locked: only this exam is visible", x: 760, y: 70, size: 22, bold: false, (0.1, 0.45, 0.25), cairo)
+            if flow.showsCalculator(on: index) {
+                text("A calculator is beside the exam: Ctrl+Alt+Tab switches to it and back", x: 140, y: 112, size: 20,
+                     bold: false, (0.35, 0.35, 0.4), cairo)
+            }
             if let field = flow.answerFields[index] {
                 paragraph(question.prompt, x: 140, y: 140, width: 1000, size: 36, bold: true, dark, cairo,
                           family: Self.answerFont)
@@ -112,6 +116,8 @@ final class ExamRenderer {
         case .connection: return "The connection to Carrel was lost."
         case .notAvailable: return "This app is not running inside Carrel as its exam app."
         case .notActive: return "No session is active."
+        case .multipleParticipantsNotSupported: return "This version of Carrel cannot start the tools this exam needs."
+        case .configurationUpdatesNotSupported: return "The exam's settings cannot be changed during this session."
         case .other: return "Something went wrong."
         }
     }

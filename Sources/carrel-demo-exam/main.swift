@@ -74,18 +74,19 @@ do {
 }
 let window = ExamWindow(display: display, title: "Carrel demo exam")
 
-let lockdown: any AssessmentManaging
-do {
-    lockdown = try WaylandAssessmentManager(display: display.display, surface: window.surface)
-} catch let error as AssessmentError {
+if options.calculator != nil {
+    // Apple's class property; before a lockdown is connected it asks the
+    // compositor at WAYLAND_DISPLAY which protocol version it offers.
+    let supported = AssessmentSession.supportsMultipleParticipants
+    ExamFlow.printLine(ExamLog.line("note participants \(supported ? "supported" : "not supported") by the compositor"))
+}
+let lockdown = WaylandAssessmentManager.connectDefault(display: display.display, surface: window.surface)
+if let unavailable = lockdown as? UnavailableAssessmentManager {
     // The flow's failure path shows and prints it when the exam is begun.
-    printError("assessment sessions are not available: \(error)")
-    lockdown = UnavailableAssessmentManager(error: error)
-} catch {
-    fail("\(error)")
+    printError("assessment sessions are not available: \(unavailable.error)")
 }
 
-let flow = ExamFlow(manager: lockdown, configuration: options.configuration,
+let flow = ExamFlow(manager: lockdown, configuration: options.configuration, calculator: options.calculator,
                     endsSessionOnInterruption: options.mode == .auto)
 var layout = ExamLayout(windowWidth: Double(window.size.width), windowHeight: Double(window.size.height))
 let renderer = ExamRenderer()

@@ -173,6 +173,51 @@ struct ExamFlowTests {
         #expect(layout.action(atWindowX: 640, y: 440 + 140 + 40, screen: .start, question: nil, selected: nil) == .begin)
         #expect(layout.action(atWindowX: 640, y: 440 + 40, screen: .start, question: nil, selected: nil) == nil)
     }
+
+    @Test("the policy's calculator is named for the session when a question allows one")
+    func calculatorParticipant() {
+        let lockdown = InMemoryAssessmentManager()
+        lockdown.knownParticipants = ["calculator"]
+        let calculator = AssessmentApplication(policyName: "calculator")
+        let flow = ExamFlow(manager: lockdown, configuration: AssessmentConfiguration(allowedFeatures: [.inputMethod]),
+                            calculator: calculator, output: { _ in })
+        flow.perform(.begin)
+        lockdown.dispatch()
+        #expect(flow.screen == .question(0))
+        #expect(lockdown.requests == [.begin(flow.sessionConfiguration)])
+        #expect(lockdown.lockedConfiguration?.participants == ["calculator"])
+        #expect(lockdown.lockedConfiguration?.allowedFeatures == [.inputMethod])
+        #expect(flow.showsCalculator(on: 0), "the demo's first question allows a calculator")
+        #expect(!flow.showsCalculator(on: 1))
+
+        // Without a calculator, or without a question allowing one, the session names none.
+        let plain = InMemoryAssessmentManager()
+        let plainFlow = ExamFlow(manager: plain, calculator: nil, output: { _ in })
+        plainFlow.perform(.begin)
+        let noQuestion = InMemoryAssessmentManager()
+        let noCalculatorQuestion = ExamFlow(manager: noQuestion, questions: Array(Question.demo.dropFirst()),
+                                            calculator: calculator, output: { _ in })
+        noCalculatorQuestion.perform(.begin)
+        #expect(plain.requests == [.begin(AssessmentConfiguration())])
+        #expect(!plainFlow.showsCalculator(on: 0))
+        #expect(noQuestion.requests == [.begin(AssessmentConfiguration())])
+        #expect(!noCalculatorQuestion.showsCalculator(on: 0))
+    }
+
+    @Test("a calculator the policy does not define fails the begin, shown as an error")
+    func unknownCalculator() {
+        let lockdown = InMemoryAssessmentManager()
+        lockdown.knownParticipants = []
+        let flow = ExamFlow(manager: lockdown, calculator: AssessmentApplication(policyName: "calculator"), output: { _ in })
+        flow.perform(.begin)
+        lockdown.dispatch()
+        guard case .error(let error) = flow.screen else {
+            Issue.record("expected the error screen, got \(flow.screen)")
+            return
+        }
+        #expect(error.code == .unsupportedConfiguration)
+        #expect(error.message.contains("\"calculator\""))
+    }
 }
 
 extension ExamFlow.Screen {

@@ -149,6 +149,9 @@ struct ExamScriptTests {
         #expect(auto.hold == 2.5)
         #expect(auto.configuration == AssessmentConfiguration(
             allowedFeatures: [.spellCheck, .inputMethod], participants: ["calculator"], timeLimit: .seconds(90)))
+        #expect(auto.calculator == nil)
+        #expect(try DemoExamOptions.parse(["--calculator", "calc"]).calculator == AssessmentApplication(policyName: "calc"))
+        #expect(throws: DemoExamOptions.ParseError.self) { try DemoExamOptions.parse(["--calculator"]) }
         #expect(try DemoExamOptions.parse(["--script", "-"]).mode == .script(path: "-"))
         #expect(try DemoExamOptions.parse([]).mode == .interactive)
         #expect(throws: DemoExamOptions.ParseError.self) { try DemoExamOptions.parse(["--allow", "telepathy"]) }

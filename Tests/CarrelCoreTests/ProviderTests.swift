@@ -9,6 +9,7 @@ final class TestProvider: RestrictionProvider {
     var failApply: String?
     var failVerify: String?
     var failRevert: String?
+    var failUpdate: String?
     var recoveryToken: String { "token-\(name)" }
 
     init(_ name: String, journal: Journal) {
@@ -29,6 +30,11 @@ final class TestProvider: RestrictionProvider {
     func revert() throws(ProviderError) {
         journal.lines.append("revert \(name)")
         if let failRevert { throw ProviderError(failRevert) }
+    }
+
+    func update(_ set: RestrictionSet) throws(ProviderError) {
+        journal.lines.append("update \(name) \(set.participants.joined(separator: ","))")
+        if let failUpdate { throw ProviderError(failUpdate) }
     }
 }
 
@@ -148,12 +154,30 @@ struct ProviderTests {
         #expect(store.current == nil)
     }
 
-    @Test("applying again while they hold (an update) changes nothing")
+    @Test("applying again while they hold (an update) applies nothing again; each provider is updated to the new set")
     func applyTwice() {
-        let (coordinator, _, _, journal) = make(["network"])
+        let (coordinator, _, _, journal) = make(["network", "media"])
         #expect(coordinator.apply(set) == .applied)
+        var policy = SessionPolicy()
+        policy.knownParticipants = ["calculator"]
+        let updated = RestrictionSet(session: SessionID(1), owner: ClientID(1),
+                                     configuration: AssessmentConfiguration(participants: ["calculator"]), policy: policy)
+        #expect(coordinator.apply(updated) == .applied)
+        #expect(journal.lines.filter { $0.hasPrefix("apply") } == ["apply network", "apply media"])
+        #expect(journal.lines.filter { $0.hasPrefix("update") } == ["update network calculator", "update media calculator"])
+    }
+
+    @Test("an update a provider refuses fails without reverting anything: what held still holds")
+    func updateFails() {
+        let (coordinator, providers, store, journal) = make(["network", "media"])
         #expect(coordinator.apply(set) == .applied)
-        #expect(journal.lines.filter { $0.hasPrefix("apply") } == ["apply network"])
+        let recorded = store.current
+        providers[0].failUpdate = "nft refused"
+        #expect(coordinator.apply(set) == .failed(provider: "network", message: "nft refused", rolledBack: [], rollbackFailures: []))
+        #expect(coordinator.appliedNames == ["network", "media"])
+        #expect(!journal.lines.contains { $0.hasPrefix("revert") })
+        #expect(store.current == recorded)
+        #expect(!journal.lines.contains("update media "), "the providers after the one that failed are not asked")
     }
 
     @Test("crash recovery: what the state file records is reverted in reverse order")

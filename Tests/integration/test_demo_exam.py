@@ -166,3 +166,60 @@ def test_free_text_question_takes_typed_keys_renders_and_logs_them(carrel, demo,
     assert "carrel-demo-exam: answer 5: hello exam" in lines, f"{lines}\n{c.evidence()}"
     assert events(c) == ["began", "ended"], f"events {events(c)}\n{c.evidence()}"
     assert "carrel-demo-exam: score 4/4" in lines, c.evidence()
+
+
+def galculators_of(c) -> list[int]:
+    """Live (not zombie) children of carrel named galculator."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if stat[stat.index("(") + 1:stat.rindex(")")] == "galculator" and int(fields[1]) == c.pid \
+                and fields[0] != "Z":
+            found.append(int(entry))
+    return found
+
+
+def test_demo_exam_calculator_question_shows_galculator_beside_it_only_while_the_session_runs(
+        carrel, demo, procs, logdir, logs, artifacts_dir):
+    """Under the policy run-demo uses (examples/demo-policy.toml), `--calculator
+    calculator` makes the demo's session name the policy's calculator: Carrel
+    launches galculator, `began` waits for its window, it shows in the column
+    right of the exam (as the X server's own screenshot shows), and it is gone
+    once the session has ended."""
+    from test_visual import save, screenshot, start_xvfb
+    if not Path("/usr/bin/galculator").exists():
+        pytest.skip("galculator is not installed (Debian package galculator)")
+    display = start_xvfb(procs, logdir, logs)
+    c = carrel.start(app=[str(demo), "--auto", "--hold", "6", "--calculator", "calculator"],
+                     args=["--policy", str(h.REPO / "examples" / "demo-policy.toml")],
+                     backend="x11", env={"DISPLAY": display}, wait_ready=False)
+    assert h.wait_until(lambda: "began" in events(c), 20), f"events {events(c)}\n{c.evidence()}"
+    # AssessmentSession.supportsMultipleParticipants, asked of the live compositor.
+    assert "carrel-demo-exam: note participants supported by the compositor" in c.stdout_path.read_text(), \
+        c.evidence()
+    running = galculators_of(c)
+    assert len(running) == 1, f"expected one galculator launched by carrel while the session runs: {running}\n{c.evidence()}"
+    last = [None]
+
+    def calculator_drawn():
+        # The column right of the exam shows the calculator: buttons, a
+        # display and labels, not one flat colour.
+        image = last[0] = screenshot(display)
+        column = {image.pixel(x, y) for x in range(880, 1270, 10) for y in range(10, 710, 10)}
+        return len(column) > 3
+    ok = h.wait_until(calculator_drawn, 6, interval=0.3)
+    png = save(last[0], artifacts_dir, "demo-exam-calculator")
+    assert ok, f"galculator did not show right of the exam; screenshot {png}\n{c.evidence()}"
+    assert "ended" not in events(c), "test premise: the screenshot was taken while the session ran"
+
+    # Carrel reaps its participants before it sends ended.
+    assert h.wait_until(lambda: "ended" in events(c), 20), f"events {events(c)}\n{c.evidence()}"
+    assert not Path(f"/proc/{running[0]}").exists(), f"galculator (pid {running[0]}) outlived the session"
+    status = c.wait_exit()
+    assert status == 0, f"demo exam exited {status}\n{c.evidence()}"
+    assert events(c) == ["began", "ended"], f"events {events(c)}\n{c.evidence()}"
+    assert "carrel-demo-exam: score 4/4" in c.stdout_path.read_text(), c.evidence()

@@ -552,11 +552,14 @@ def test_media_without_a_session_bus_fails_closed(carrel, procs, logdir, logs, t
     assert [e[:2] for e in audit_events(w) if e[0] == "provider_failed"] == [("provider_failed", "apply")], audit_events(w)
 
 
+@pytest.mark.parametrize("named_by", ["begin", "update"])
 def test_network_only_the_participant_the_policy_allows_connects_beside_the_app(
-        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, netns):
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, netns, named_by):
     """Participants Carrel launched: `network = true` runs in a cgroup of its
     own that the ruleset lets through, `network = false` where Carrel runs,
-    which it does not; the app keeps its network; other processes have none."""
+    which it does not; the app keeps its network; other processes have none.
+    The same whether the participants are named at begin or added by an
+    update of the running session (the ruleset is loaded again for them)."""
     start_server(netns, procs, logdir)
     trigger = tmp_path / "participants-go"
     policy = tmp_path / "policy.toml"
@@ -574,8 +577,18 @@ def test_network_only_the_participant_the_policy_allows_connects_beside_the_app(
     a.map()
     a.bind()
     a.send("config c ; participant c allowed ; participant c denied")
-    a.begin(config="c")
-    a.began()
+    if named_by == "begin":
+        a.begin(config="c")
+        a.began()
+    else:
+        a.begin()
+        a.began()
+        assert participant_cgroups("allowed") == [], "test premise: nobody runs as a participant before the update"
+        a.send("update s c")
+        m = a.expect(r"session s (updated|update_failed .*)")
+        assert m.group(1) == "updated", f"the update adding the participants was answered {m.group(0)!r}\n{log_text(w)}"
+        assert h.wait_until(lambda: participant_cgroups("allowed") and participant_cgroups("denied"), 10), \
+            f"the participants the update added never ran\n{log_text(w)}"
     assert netns.table_exists(), f"began without carrel's nftables table\n{log_text(w)}"
     trigger.touch()
     outcomes = {}

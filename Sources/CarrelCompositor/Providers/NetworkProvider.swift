@@ -62,6 +62,25 @@ final class NetworkProvider: RestrictionProvider {
         allowed = [exempt.relativePath] + participantCgroups(set)
     }
 
+    /// An update changed the participants: the ruleset is loaded again, in
+    /// one transaction, so one that keeps the network and was added by the
+    /// update is let through exactly as one named at begin (its cgroup was
+    /// made when it was launched, before this runs). If nft refuses, the
+    /// previous ruleset stays loaded and the update fails.
+    func update(_ set: RestrictionSet) throws(ProviderError) {
+        guard let exempt = allowed.first else { return }  // not applied: nothing to fit
+        let wanted = [exempt] + participantCgroups(set)
+        guard wanted != allowed else { return }
+        let text: String
+        do {
+            text = try NetworkRuleset(tableName: tableName, allowedCgroups: wanted).text()
+        } catch {
+            throw ProviderError(error.description)
+        }
+        try Self.nft(["-f", "-"], input: text, doing: "load the ruleset for the updated participants")
+        allowed = wanted
+    }
+
     /// The cgroups of the set's participants that keep the network (they
     /// were launched into them before the providers were applied).
     private func participantCgroups(_ set: RestrictionSet) -> [String] {

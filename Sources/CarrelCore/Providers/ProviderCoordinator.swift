@@ -65,9 +65,21 @@ public final class ProviderCoordinator {
 
     /// Applies every provider, in order; the first failure reverts the ones
     /// already applied, in reverse order. Applying again while they hold (an
-    /// update of the configuration) keeps them as they are.
+    /// update of the configuration) updates each instead, in order; the first
+    /// that cannot reports the failure and nothing is reverted, since what
+    /// held before still holds (only the network provider changes on update).
     public func apply(_ set: RestrictionSet) -> ProviderApplyResult {
-        if !applied.isEmpty || providers.isEmpty { return .applied }
+        if providers.isEmpty { return .applied }
+        if !applied.isEmpty {
+            for provider in applied {
+                do {
+                    try provider.update(set)
+                } catch {
+                    return .failed(provider: provider.name, message: error.message, rolledBack: [], rollbackFailures: [])
+                }
+            }
+            return .applied
+        }
         verificationHalted = false
         for provider in providers {
             let entries = (unreverted + applied + [provider]).map {

@@ -16,6 +16,15 @@ public protocol RestrictionProvider: AnyObject {
     func verify() throws(ProviderError)
     /// Takes the restriction down. Must be safe to call when it is not up.
     func revert() throws(ProviderError)
+    /// The session's configuration was updated while the restriction holds:
+    /// makes it fit `set` (as the network provider lets a participant the
+    /// update adds through). On failure what held before still holds.
+    func update(_ set: RestrictionSet) throws(ProviderError)
+}
+
+extension RestrictionProvider {
+    /// Most restrictions do not depend on the configuration: nothing to change.
+    public func update(_ set: RestrictionSet) throws(ProviderError) {}
 }
 
 /// What a provider reports: one sentence saying what failed and what to do.

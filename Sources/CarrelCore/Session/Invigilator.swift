@@ -445,7 +445,7 @@ public struct Invigilator: Sendable {
             return (.notEntitled, "clients of role \(role) may not begin sessions", "role \(role) is not entitled (entitled: \(roles))")
         }
         if let live = liveSession {
-            return (.alreadyActive, "another session is pending or active", "\(live.id) of \(live.owner) is \(live.phase)")
+            return (.alreadyActive, SessionAnswer.alreadyActive, "\(live.id) of \(live.owner) is \(live.phase)")
         }
         if let problem = policy.refusal(of: configuration) {
             return (.unsupportedConfiguration, problem, problem)
@@ -469,7 +469,7 @@ public struct Invigilator: Sendable {
         while record.restrictionRequest == nil, !record.queuedUpdates.isEmpty {
             let configuration = record.queuedUpdates.removeFirst()
             if case .interrupted(let reason) = record.phase {
-                effects += [.send(id, .updateFailed(.interrupted, message: "the session was interrupted (\(reason)); end it")),
+                effects += [.send(id, .updateFailed(.interrupted, message: SessionAnswer.updateOfInterruptedSession(reason))),
                             log(.notice, "\(id): update_failed(interrupted)")]
             } else if let problem = policy.refusal(of: configuration) {
                 effects += [.send(id, .updateFailed(.unsupportedConfiguration, message: problem)),

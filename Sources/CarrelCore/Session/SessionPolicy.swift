@@ -29,7 +29,7 @@ public struct SessionPolicy: Sendable, Equatable {
     public var presentationTimeout: Duration
 
     /// Eight hours: the limit exam platforms put on a lock when nobody says otherwise.
-    public static let fallbackMaximumTimeLimit: UInt32 = 8 * 60 * 60
+    public static let fallbackMaximumTimeLimit: UInt32 = ConfigurationRule.fallbackMaximumTimeLimit
 
     /// Every feature, enforced as `AssessmentFeature.enforcement` says.
     public static let standardAnnouncements = FeatureRule.standardAnnouncements
@@ -70,21 +70,17 @@ public struct SessionPolicy: Sendable, Equatable {
         announcedFeatures.sorted { $0.key < $1.key }.map { (feature: $0.key, enforcement: $0.value) }
     }
 
+    /// The policy's side of ``ConfigurationRule``: what a configuration may contain.
+    public var configurationTerms: ConfigurationRule.Terms {
+        ConfigurationRule.Terms(knownParticipants: knownParticipants, maximumTimeLimit: effectiveMaximumTimeLimit,
+                                announcedFeatures: announcedFeatures)
+    }
+
     /// Why this policy cannot honour `configuration`, as a log message, or
-    /// `nil` if it can. A refusal is `unsupported_configuration` on the wire.
+    /// `nil` if it can (``ConfigurationRule``, the rule AssessmentKit's
+    /// in-memory lockdown applies too). A refusal is `unsupported_configuration` on the wire.
     public func refusal(of configuration: AssessmentConfiguration) -> String? {
-        var problems: [String] = []
-        let unknown = configuration.participants.filter { !knownParticipants.contains($0) }
-        if !unknown.isEmpty {
-            let known = knownParticipants.sorted().joined(separator: ", ")
-            problems.append("participant \(unknown.map { "\"\($0)\"" }.joined(separator: ", ")) not in the policy (known: \(known.isEmpty ? "none" : known))")
-        }
-        if let limit = configuration.timeLimit, limit > effectiveMaximumTimeLimit {
-            problems.append("time limit \(limit) s is above the policy's maximum of \(effectiveMaximumTimeLimit) s")
-        }
-        if let problem = FeatureRule.refusal(allowed: configuration.allowedFeatures, announced: announcedFeatures) {
-            problems.append(problem)
-        }
-        return problems.isEmpty ? nil : problems.joined(separator: "; ")
+        ConfigurationRule.refusal(participants: configuration.participants, timeLimit: configuration.timeLimit,
+                                  allowedFeatures: configuration.allowedFeatures, terms: configurationTerms)
     }
 }
