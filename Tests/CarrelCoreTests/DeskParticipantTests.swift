@@ -146,14 +146,30 @@ struct DeskParticipantTests {
         let id = begin(&double)
         double.window(2, Owners.calculator)
         #expect(double.events[id] == [.began])
-        #expect(double.focused == WindowID(2), "the participant mapped last")
-        #expect(double.key(switchKey).consumes)
-        #expect(double.focused == WindowID(1))
+        #expect(double.focused == WindowID(1), "the participant's window mapped, but the student stays in the exam")
         #expect(double.key(switchKey).consumes)
         #expect(double.focused == WindowID(2))
-        #expect(double.raised == [WindowID(1), WindowID(2)], "never the stranger's window")
+        #expect(double.key(switchKey).consumes)
+        #expect(double.focused == WindowID(1))
+        #expect(double.raised == [WindowID(2), WindowID(1)], "never the stranger's window")
         #expect(double.key(.press(Sym.tab, [.ctrl])).delivers, "Ctrl+Tab alone is the exam's")
         #expect(double.key(.press(Sym.tab)).delivers)
+    }
+
+    @Test("a window mapped beneath another goes just under it; beneath nothing (or an unmapped window) it goes on top")
+    func mappedBeneath() {
+        var stack = WindowStack()
+        stack.created(WindowID(1), owner: Owners.app)
+        stack.created(WindowID(2), owner: Owners.calculator)
+        stack.created(WindowID(3), owner: Self.dictionary)
+        stack.mapped(WindowID(1))
+        stack.mapped(WindowID(2), beneath: WindowID(1))
+        #expect(stack.entries.map(\.id) == [WindowID(3), WindowID(2), WindowID(1)])
+        stack.mapped(WindowID(3), beneath: nil)
+        #expect(stack.entries.map(\.id) == [WindowID(2), WindowID(1), WindowID(3)])
+        stack.unmapped(WindowID(1))
+        stack.mapped(WindowID(2), beneath: WindowID(1))
+        #expect(stack.entries.last?.id == WindowID(2), "an unmapped window is no anchor")
     }
 
     @Test("on_exit = interrupt: a begun session is interrupted (integrity) when its participant exits")
@@ -181,7 +197,7 @@ struct DeskParticipantTests {
         #expect(double.participantRelaunches == ["calculator"])
         #expect(double.events[id] == [.began], "the session goes on")
         double.window(3, Self.calculatorAgain)
-        #expect(double.isShown(3) && double.focused == WindowID(3))
+        #expect(double.isShown(3) && double.focused == WindowID(1), "the relaunched calculator shows; the exam keeps focus")
         for _ in 1..<Desk.maximumParticipantRelaunches { double.participantExits("calculator") }
         #expect(double.participantRelaunches.count == Desk.maximumParticipantRelaunches)
         #expect(double.events[id] == [.began])
@@ -259,10 +275,13 @@ struct ParticipantClipboardTests {
         double.run { $0.begin(id, client: Owners.app.client, role: .app, surface: .mappedToplevel,
                               configuration: AssessmentConfiguration(participants: ["calculator"]), now: now) }
         #expect(double.events[id] == [.began])
-        #expect(double.focusMoves(to: 1).contains(.session(.clearSelections)), "participant → exam")
+        // The exam has focus once the session began (the calculator's window is beneath it).
         #expect(double.focusMoves(to: 9).contains(.session(.clearSelections)), "exam → participant")
+        #expect(double.focusMoves(to: 1).contains(.session(.clearSelections)), "participant → exam")
         double.window(10, Owners.calculator)
+        #expect(double.focusMoves(to: 9).contains(.session(.clearSelections)), "exam → participant again")
         #expect(!double.focusMoves(to: 10).contains(.session(.clearSelections)), "between the participant's own windows")
+        _ = double.focusMoves(to: 1)
         let switched = double.key(.press(Sym.tab, [.ctrl, .alt]))
         #expect(switched.consumes)
         #expect(double.log.suffix(4).contains(.session(.clearSelections)), "the focus switch goes through the same rule")

@@ -206,11 +206,17 @@ public struct Desk: Sendable {
         return [.setWindowShown(id, screenRules.shows(owner))]
     }
 
-    /// A toplevel mapped: it goes on top; an app window ends the kiosk gap
-    /// and, under `--assessment`, the app's first one begins its session.
+    /// A toplevel mapped: it goes on top, except that a participant's goes
+    /// beneath the exam's so the student stays in the exam until they
+    /// switch (Ctrl+Alt+Tab); an app window ends the kiosk gap and, under
+    /// `--assessment`, the app's first one begins its session.
     public mutating func toplevelMapped(_ id: WindowID, now: Instant) -> [DeskEffect] {
         guard let owner = windows.owner(of: id) else { return [] }
-        windows.mapped(id)
+        if owner.role == .participant {
+            windows.mapped(id, beneath: windows.topmostMapped(role: .app)?.id)
+        } else {
+            windows.mapped(id)
+        }
         var effects: [DeskEffect] = []
         if restrictions != nil && !screenRules.shows(owner) {
             effects.append(.recordBlocked(kind: AuditKind.foreignWindow, client: owner.client,

@@ -30,6 +30,15 @@ public struct WindowStack: Sendable, Equatable {
         entries.append(entry)
     }
 
+    /// A toplevel mapped beneath `other` (when that window is mapped), so
+    /// the window on top, and with it the focus, stays where it was.
+    public mutating func mapped(_ id: WindowID, beneath other: WindowID?) {
+        mapped(id)
+        guard let other, let top = entries.firstIndex(where: { $0.id == other && $0.isMapped }),
+              let index = entries.lastIndex(where: { $0.id == id }), index > top else { return }
+        entries.insert(entries.remove(at: index), at: top)
+    }
+
     /// Moves a mapped window to the top of its layer without remapping it.
     public mutating func raise(_ id: WindowID) {
         guard let index = entries.firstIndex(where: { $0.id == id && $0.isMapped }) else { return }
