@@ -55,6 +55,15 @@ public struct AssessmentConfiguration: Hashable, Sendable {
         return participants.filter { seen.insert($0).inserted }
     }
 
+    /// Participants whose configuration keeps them off the network, in order.
+    var networkDeniedParticipants: [String] {
+        distinctParticipants.filter { !(participantConfigurations[$0]?.allowsNetworkAccess ?? true) }
+    }
+
+    /// Whether the configuration takes network away from anyone (which needs
+    /// protocol version 3).
+    var deniesNetwork: Bool { !mainParticipantConfiguration.allowsNetworkAccess || !networkDeniedParticipants.isEmpty }
+
     /// The time limit as the protocol's whole seconds (rounded up, at most
     /// UInt32.max, which any policy refuses), or nil for the policy default.
     /// Throws for a limit under one tick, which the protocol cannot express.

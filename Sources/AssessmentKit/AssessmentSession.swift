@@ -163,6 +163,11 @@ public final class AssessmentSession: Identifiable {
                     + "begin without participants or use a newer Carrel")))
             return
         }
+        if let refusal = networkDenialRefusal(configuration) {
+            state = .failed
+            deliver(.failed(refusal))
+            return
+        }
         state = .beginning
         manager.begin(self)
     }
@@ -218,10 +223,26 @@ public final class AssessmentSession: Identifiable {
                     + "but the compositor speaks protocol version \(version), which cannot start them; update without participants")))
             return
         }
+        if let refusal = networkDenialRefusal(newConfiguration) {
+            deliver(.updateFailed(newConfiguration, refusal))
+            return
+        }
         // An interrupted session is still sent the update: the compositor
         // refuses it (interrupted) in order with any earlier updates.
         pendingUpdates.append(newConfiguration)
         manager.update(self, to: newConfiguration)
+    }
+
+    /// A configuration that takes network away cannot be kept by a
+    /// compositor older than protocol version 3, which has no request for
+    /// it: fail rather than begin with more network than the app asked for.
+    private func networkDenialRefusal(_ configuration: AssessmentConfiguration) -> AssessmentError? {
+        guard configuration.deniesNetwork, let version = manager.protocolVersion,
+              !AssessmentProtocol.supportsNetworkDenial(version: version) else { return nil }
+        return AssessmentError(
+            .unsupportedConfiguration,
+            message: "the configuration sets allowsNetworkAccess = false, but the compositor speaks protocol version \(version), "
+                + "which leaves the network to its policy and cannot take it away; allow network access or use a newer Carrel")
     }
 
     // MARK: Reports from the manager

@@ -200,6 +200,13 @@ public final class WaylandAssessmentManager: AssessmentManaging {
         for participant in configuration.distinctParticipants {
             carrel_assessment_configuration_v1_add_participant(object, participant)
         }
+        // AssessmentSession checked that a denial needs no newer version than bound.
+        for participant in configuration.networkDeniedParticipants {
+            carrel_assessment_configuration_v1_deny_participant_network(object, participant)
+        }
+        if !configuration.mainParticipantConfiguration.allowsNetworkAccess {
+            carrel_assessment_configuration_v1_deny_owner_network(object)
+        }
         // AssessmentSession validated the limit before asking.
         if let seconds = (try? configuration.wireTimeLimit()) ?? nil {
             carrel_assessment_configuration_v1_set_time_limit(object, seconds)

@@ -116,6 +116,13 @@ final class AssessmentService {
         },
         set_time_limit: { _, resource, seconds in
             ConfigurationObject.from(resource!)?.change(resource!) { (draft: inout ConfigurationDraft) throws(ConfigurationError) in try draft.setTimeLimit(seconds: seconds) }
+        },
+        deny_participant_network: { _, resource, id in
+            let participant = String(cString: id!)
+            ConfigurationObject.from(resource!)?.change(resource!) { (draft: inout ConfigurationDraft) throws(ConfigurationError) in try draft.denyParticipantNetwork(participant) }
+        },
+        deny_owner_network: { _, resource in
+            ConfigurationObject.from(resource!)?.change(resource!) { (draft: inout ConfigurationDraft) throws(ConfigurationError) in try draft.denyOwnerNetwork() }
         }
     ))
 

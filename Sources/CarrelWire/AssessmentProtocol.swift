@@ -5,8 +5,9 @@ public enum AssessmentProtocol {
     /// offers it, AssessmentKit binds it (or less, if the compositor offers less).
     ///
     /// Version 2 added `failure_reason.preconditions_unmet` and
-    /// `failure_reason.participant_unavailable`.
-    public static let version: UInt32 = 2
+    /// `failure_reason.participant_unavailable`; version 3 the
+    /// configuration's `deny_participant_network` and `deny_owner_network`.
+    public static let version: UInt32 = 3
 
     public static let managerInterface = "carrel_assessment_manager_v1"
     public static let configurationInterface = "carrel_assessment_configuration_v1"
@@ -17,6 +18,11 @@ public enum AssessmentProtocol {
     /// participant could not be started (`participant_unavailable`); at
     /// version 1 such a failure would arrive as `other`.
     public static func supportsMultipleParticipants(version: UInt32) -> Bool { version >= 2 }
+
+    /// Whether a compositor offering `version` lets a configuration take
+    /// the network away from a participant or from the session's owner
+    /// (`deny_participant_network`, `deny_owner_network`).
+    public static func supportsNetworkDenial(version: UInt32) -> Bool { version >= 3 }
 
     /// Whether a compositor offering `version` can replace an active
     /// session's configuration: `update` exists from version 1.

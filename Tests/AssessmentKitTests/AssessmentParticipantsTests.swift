@@ -10,7 +10,7 @@ struct AssessmentParticipantsTests {
     func byApplication() {
         var configuration = AssessmentConfiguration()
         #expect(configuration.configurationsByApplication.isEmpty)
-        #expect(configuration.mainParticipantConfiguration.allowsNetworkAccess == false)
+        #expect(configuration.mainParticipantConfiguration.allowsNetworkAccess == true, "Apple's default: as far as the policy allows")
 
         configuration.setConfiguration(AssessmentParticipantConfiguration(allowsNetworkAccess: true), for: calculator)
         configuration.setConfiguration(AssessmentParticipantConfiguration(), for: dictionary)
@@ -18,7 +18,7 @@ struct AssessmentParticipantsTests {
         #expect(configuration.participants == ["calculator", "dictionary"], "set again replaces, never adds twice")
         #expect(configuration.configurationsByApplication == [
             calculator: AssessmentParticipantConfiguration(allowsNetworkAccess: false),
-            dictionary: AssessmentParticipantConfiguration(allowsNetworkAccess: false),
+            dictionary: AssessmentParticipantConfiguration(allowsNetworkAccess: true),
         ])
 
         // Ids named through the plain list have the default configuration.

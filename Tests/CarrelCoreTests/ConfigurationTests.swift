@@ -27,9 +27,18 @@ struct ConfigurationTests {
         try draft.setTimeLimit(seconds: 3600)
         #expect(throws: ConfigurationError.timeLimitAlreadySet(previous: 3600)) { try draft.setTimeLimit(seconds: 60) }
 
+        try draft.denyParticipantNetwork("dictionary")
+        #expect(throws: ConfigurationError.participantNetworkAlreadyDenied("dictionary")) { try draft.denyParticipantNetwork("dictionary") }
+        try draft.denyOwnerNetwork()
+        #expect(throws: ConfigurationError.ownerNetworkAlreadyDenied) { try draft.denyOwnerNetwork() }
+        #expect(ConfigurationError.ownerNetworkAlreadyDenied.code == 0 && ConfigurationError.participantNetworkAlreadyDenied("x").code == 0,
+                "already_set")
+
         // A refused setter changes nothing.
         #expect(draft.configuration == AssessmentConfiguration(
-            allowedFeatures: [.spellCheck, .inputMethod], participants: ["calculator", "dictionary"], timeLimit: 3600))
+            allowedFeatures: [.spellCheck, .inputMethod], participants: ["calculator", "dictionary"], timeLimit: 3600,
+            networkDeniedParticipants: ["dictionary"], ownerNetworkDenied: true))
+        #expect(draft.configuration.description.hasSuffix("time_limit=3600s network_denied=[dictionary,owner]"))
     }
 
     @Test("bad values are client bugs with their own codes")

@@ -257,6 +257,24 @@ struct ParticipantNetworkTests {
         #expect(ParticipantNetwork.allowed(none, policy: policy).isEmpty)
         #expect(ParticipantNetwork.cgroupName(run: 4711, participant: "browser") == "carrel-4711-participant-browser")
     }
+
+    @Test("a configuration takes network away (a participant's, the owner's) but never gives more than the policy")
+    func denied() {
+        let policy = ["calculator": ParticipantPolicy(command: ["/usr/bin/galculator"]),
+                      "browser": ParticipantPolicy(command: ["/usr/bin/browser"], network: true),
+                      "dictionary": ParticipantPolicy(command: ["/usr/bin/dict"], network: true)]
+        let configuration = AssessmentConfiguration(participants: ["dictionary", "calculator", "browser"],
+                                                    networkDeniedParticipants: ["browser", "calculator"])
+        let set = RestrictionSet(session: SessionID(1), owner: ClientID(1), ownerRole: .app, configuration: configuration,
+                                 policy: SessionPolicy())
+        #expect(ParticipantNetwork.allowed(set, policy: policy) == ["dictionary"])
+        #expect(NetworkExemption.keepsNetwork(set))
+        #expect(set.description.hasSuffix("network-denied=[browser,calculator]"))
+        let ownerless = RestrictionSet(session: SessionID(2), owner: ClientID(1), ownerRole: .app,
+                                       configuration: AssessmentConfiguration(ownerNetworkDenied: true), policy: SessionPolicy())
+        #expect(!NetworkExemption.keepsNetwork(ownerless))
+        #expect(ownerless.description.hasSuffix("network-denied=[owner]"))
+    }
 }
 
 @Suite("Desk: the clipboard between the exam and its participants")

@@ -82,7 +82,7 @@ struct ProtocolAgreementTests {
             AssessmentProtocol.configurationInterface: AssessmentProtocol.version,
             AssessmentProtocol.sessionInterface: AssessmentProtocol.version,
         ])
-        #expect(AssessmentProtocol.version == 2)
+        #expect(AssessmentProtocol.version == 3)
     }
 
     @Test("protocol error codes")

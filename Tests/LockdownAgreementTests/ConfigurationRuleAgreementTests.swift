@@ -45,19 +45,21 @@ struct ConfigurationRuleAgreementTests {
             configuration.timeLimit = timeLimitSeconds.map { .seconds(Int64($0)) }
             configuration.mainParticipantConfiguration.allowsNetworkAccess = mainNetwork
             for id in participants {
-                configuration.setConfiguration(AssessmentParticipantConfiguration(allowsNetworkAccess: networkWishes[id] ?? false),
+                configuration.setConfiguration(AssessmentParticipantConfiguration(allowsNetworkAccess: networkWishes[id] ?? true),
                                                for: AssessmentApplication(policyName: id))
             }
             return configuration
         }
 
         /// What the compositor copies from the wire: each participant once, in
-        /// order; no network wish, as the protocol has no request for one.
+        /// order; a network wish of `false` as a denial (the owner's too).
         var wire: CarrelCore.AssessmentConfiguration {
             var seen: Set<String> = []
-            return CarrelCore.AssessmentConfiguration(allowedFeatures: features,
-                                                      participants: participants.filter { seen.insert($0).inserted },
-                                                      timeLimit: timeLimitSeconds)
+            let distinct = participants.filter { seen.insert($0).inserted }
+            return CarrelCore.AssessmentConfiguration(allowedFeatures: features, participants: distinct,
+                                                      timeLimit: timeLimitSeconds,
+                                                      networkDeniedParticipants: Set(distinct.filter { networkWishes[$0] == false }),
+                                                      ownerNetworkDenied: !mainNetwork)
         }
 
         var description: String {

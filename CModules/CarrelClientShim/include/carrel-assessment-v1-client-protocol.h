@@ -526,7 +526,7 @@ carrel_assessment_manager_v1_begin(struct carrel_assessment_manager_v1 *carrel_a
  */
 enum carrel_assessment_configuration_v1_error {
 	/**
-	 * the same feature, participant or time limit was set twice
+	 * the same feature, participant, time limit or network denial was set twice
 	 */
 	CARREL_ASSESSMENT_CONFIGURATION_V1_ERROR_ALREADY_SET = 0,
 	/**
@@ -544,6 +544,8 @@ enum carrel_assessment_configuration_v1_error {
 #define CARREL_ASSESSMENT_CONFIGURATION_V1_ALLOW_FEATURE 1
 #define CARREL_ASSESSMENT_CONFIGURATION_V1_ADD_PARTICIPANT 2
 #define CARREL_ASSESSMENT_CONFIGURATION_V1_SET_TIME_LIMIT 3
+#define CARREL_ASSESSMENT_CONFIGURATION_V1_DENY_PARTICIPANT_NETWORK 4
+#define CARREL_ASSESSMENT_CONFIGURATION_V1_DENY_OWNER_NETWORK 5
 
 
 /**
@@ -562,6 +564,14 @@ enum carrel_assessment_configuration_v1_error {
  * @ingroup iface_carrel_assessment_configuration_v1
  */
 #define CARREL_ASSESSMENT_CONFIGURATION_V1_SET_TIME_LIMIT_SINCE_VERSION 1
+/**
+ * @ingroup iface_carrel_assessment_configuration_v1
+ */
+#define CARREL_ASSESSMENT_CONFIGURATION_V1_DENY_PARTICIPANT_NETWORK_SINCE_VERSION 3
+/**
+ * @ingroup iface_carrel_assessment_configuration_v1
+ */
+#define CARREL_ASSESSMENT_CONFIGURATION_V1_DENY_OWNER_NETWORK_SINCE_VERSION 3
 
 /** @ingroup iface_carrel_assessment_configuration_v1 */
 static inline void
@@ -659,6 +669,43 @@ carrel_assessment_configuration_v1_set_time_limit(struct carrel_assessment_confi
 {
 	wl_proxy_marshal_flags((struct wl_proxy *) carrel_assessment_configuration_v1,
 			 CARREL_ASSESSMENT_CONFIGURATION_V1_SET_TIME_LIMIT, NULL, wl_proxy_get_version((struct wl_proxy *) carrel_assessment_configuration_v1), 0, seconds);
+}
+
+/**
+ * @ingroup iface_carrel_assessment_configuration_v1
+ *
+ * Keeps the participant with this id off the network during the
+ * session. Without this request a participant has the network the
+ * administrator's policy gives it; a configuration can only take
+ * network away, never give more than the policy does. Denying an id
+ * the configuration does not name with add_participant has no effect.
+ *
+ * Denying the same id twice on one configuration raises the
+ * already_set protocol error.
+ */
+static inline void
+carrel_assessment_configuration_v1_deny_participant_network(struct carrel_assessment_configuration_v1 *carrel_assessment_configuration_v1, const char *id)
+{
+	wl_proxy_marshal_flags((struct wl_proxy *) carrel_assessment_configuration_v1,
+			 CARREL_ASSESSMENT_CONFIGURATION_V1_DENY_PARTICIPANT_NETWORK, NULL, wl_proxy_get_version((struct wl_proxy *) carrel_assessment_configuration_v1), 0, id);
+}
+
+/**
+ * @ingroup iface_carrel_assessment_configuration_v1
+ *
+ * Keeps the client that begins the session (with every process it
+ * started) off the network during the session, as it keeps everyone
+ * else. Without this request the session's owner keeps the network
+ * while the policy's network restriction holds for everyone else.
+ *
+ * Sending it twice on one configuration raises the already_set
+ * protocol error.
+ */
+static inline void
+carrel_assessment_configuration_v1_deny_owner_network(struct carrel_assessment_configuration_v1 *carrel_assessment_configuration_v1)
+{
+	wl_proxy_marshal_flags((struct wl_proxy *) carrel_assessment_configuration_v1,
+			 CARREL_ASSESSMENT_CONFIGURATION_V1_DENY_OWNER_NETWORK, NULL, wl_proxy_get_version((struct wl_proxy *) carrel_assessment_configuration_v1), 0);
 }
 
 #ifndef CARREL_ASSESSMENT_SESSION_V1_ERROR_ENUM

@@ -64,7 +64,7 @@ static const struct wl_message carrel_assessment_manager_v1_events[] = {
 };
 
 WL_PRIVATE const struct wl_interface carrel_assessment_manager_v1_interface = {
-	"carrel_assessment_manager_v1", 2,
+	"carrel_assessment_manager_v1", 3,
 	3, carrel_assessment_manager_v1_requests,
 	3, carrel_assessment_manager_v1_events,
 };
@@ -74,11 +74,13 @@ static const struct wl_message carrel_assessment_configuration_v1_requests[] = {
 	{ "allow_feature", "u", carrel_assessment_v1_types + 0 },
 	{ "add_participant", "s", carrel_assessment_v1_types + 0 },
 	{ "set_time_limit", "u", carrel_assessment_v1_types + 0 },
+	{ "deny_participant_network", "3s", carrel_assessment_v1_types + 0 },
+	{ "deny_owner_network", "3", carrel_assessment_v1_types + 0 },
 };
 
 WL_PRIVATE const struct wl_interface carrel_assessment_configuration_v1_interface = {
-	"carrel_assessment_configuration_v1", 2,
-	4, carrel_assessment_configuration_v1_requests,
+	"carrel_assessment_configuration_v1", 3,
+	6, carrel_assessment_configuration_v1_requests,
 	0, NULL,
 };
 
@@ -98,7 +100,7 @@ static const struct wl_message carrel_assessment_session_v1_events[] = {
 };
 
 WL_PRIVATE const struct wl_interface carrel_assessment_session_v1_interface = {
-	"carrel_assessment_session_v1", 2,
+	"carrel_assessment_session_v1", 3,
 	3, carrel_assessment_session_v1_requests,
 	6, carrel_assessment_session_v1_events,
 };

@@ -479,7 +479,7 @@ carrel_assessment_manager_v1_send_done(struct wl_resource *resource_)
  */
 enum carrel_assessment_configuration_v1_error {
 	/**
-	 * the same feature, participant or time limit was set twice
+	 * the same feature, participant, time limit or network denial was set twice
 	 */
 	CARREL_ASSESSMENT_CONFIGURATION_V1_ERROR_ALREADY_SET = 0,
 	/**
@@ -564,6 +564,39 @@ struct carrel_assessment_configuration_v1_interface {
 	void (*set_time_limit)(struct wl_client *client,
 			       struct wl_resource *resource,
 			       uint32_t seconds);
+	/**
+	 * keep a participant off the network
+	 *
+	 * Keeps the participant with this id off the network during the
+	 * session. Without this request a participant has the network the
+	 * administrator's policy gives it; a configuration can only take
+	 * network away, never give more than the policy does. Denying an
+	 * id the configuration does not name with add_participant has no
+	 * effect.
+	 *
+	 * Denying the same id twice on one configuration raises the
+	 * already_set protocol error.
+	 * @param id the participant's id in the policy
+	 * @since 3
+	 */
+	void (*deny_participant_network)(struct wl_client *client,
+					 struct wl_resource *resource,
+					 const char *id);
+	/**
+	 * keep the session's own client off the network
+	 *
+	 * Keeps the client that begins the session (with every process
+	 * it started) off the network during the session, as it keeps
+	 * everyone else. Without this request the session's owner keeps
+	 * the network while the policy's network restriction holds for
+	 * everyone else.
+	 *
+	 * Sending it twice on one configuration raises the already_set
+	 * protocol error.
+	 * @since 3
+	 */
+	void (*deny_owner_network)(struct wl_client *client,
+				   struct wl_resource *resource);
 };
 
 
@@ -583,6 +616,14 @@ struct carrel_assessment_configuration_v1_interface {
  * @ingroup iface_carrel_assessment_configuration_v1
  */
 #define CARREL_ASSESSMENT_CONFIGURATION_V1_SET_TIME_LIMIT_SINCE_VERSION 1
+/**
+ * @ingroup iface_carrel_assessment_configuration_v1
+ */
+#define CARREL_ASSESSMENT_CONFIGURATION_V1_DENY_PARTICIPANT_NETWORK_SINCE_VERSION 3
+/**
+ * @ingroup iface_carrel_assessment_configuration_v1
+ */
+#define CARREL_ASSESSMENT_CONFIGURATION_V1_DENY_OWNER_NETWORK_SINCE_VERSION 3
 
 #ifndef CARREL_ASSESSMENT_SESSION_V1_ERROR_ENUM
 #define CARREL_ASSESSMENT_SESSION_V1_ERROR_ENUM

@@ -17,6 +17,9 @@ final class NetworkProvider: RestrictionProvider {
     var ownerProcess: (ClientID) -> pid_t? = { _ in nil }
     /// The cgroups the loaded ruleset lets through (what verify looks for).
     private var allowed: [String] = []
+    /// The owner's cgroup while the ruleset is loaded (let through unless
+    /// the configuration denies the owner's network); nil when not applied.
+    private var ownerCgroup: String?
     /// The owner process moved into the owner cgroup, and where it came from.
     private var adopted: (pid: pid_t, original: String)?
     static let timeout = 5.0
@@ -46,9 +49,10 @@ final class NetworkProvider: RestrictionProvider {
             exempt = try SessionCgroup.create(named: SessionCgroup.ownerName)
             adopted = (pid, try exempt.adopt(pid))
         }
+        let wanted = cgroups(of: set, owner: exempt.relativePath)
         let text: String
         do {
-            text = try NetworkRuleset(tableName: tableName, allowedCgroups: [exempt.relativePath] + participantCgroups(set)).text()
+            text = try NetworkRuleset(tableName: tableName, allowedCgroups: wanted).text()
         } catch {
             releaseOwner()
             throw ProviderError(error.description)
@@ -59,17 +63,24 @@ final class NetworkProvider: RestrictionProvider {
             releaseOwner()
             throw error
         }
-        allowed = [exempt.relativePath] + participantCgroups(set)
+        allowed = wanted
+        ownerCgroup = exempt.relativePath
     }
 
-    /// An update changed the participants: the ruleset is loaded again, in
+    /// The cgroups `set` lets through: the owner's unless its network is
+    /// denied, then the participants' that keep theirs.
+    private func cgroups(of set: RestrictionSet, owner: String) -> [String] {
+        (NetworkExemption.keepsNetwork(set) ? [owner] : []) + participantCgroups(set)
+    }
+
+    /// An update changed the participants (or the owner's network): the ruleset is loaded again, in
     /// one transaction, so one that keeps the network and was added by the
     /// update is let through exactly as one named at begin (its cgroup was
     /// made when it was launched, before this runs). If nft refuses, the
     /// previous ruleset stays loaded and the update fails.
     func update(_ set: RestrictionSet) throws(ProviderError) {
-        guard let exempt = allowed.first else { return }  // not applied: nothing to fit
-        let wanted = [exempt] + participantCgroups(set)
+        guard let ownerCgroup else { return }  // not applied: nothing to fit
+        let wanted = cgroups(of: set, owner: ownerCgroup)
         guard wanted != allowed else { return }
         let text: String
         do {
@@ -97,7 +108,7 @@ final class NetworkProvider: RestrictionProvider {
         guard result.succeeded else {
             throw ProviderError("the nftables table inet \(tableName) is gone (\(Self.firstLine(result.errors)))")
         }
-        guard !allowed.isEmpty, allowed.allSatisfy({ result.output.contains("\"\($0)\"") }), result.output.contains("drop") else {
+        guard ownerCgroup != nil, allowed.allSatisfy({ result.output.contains("\"\($0)\"") }), result.output.contains("drop") else {
             throw ProviderError("the nftables table inet \(tableName) was changed")
         }
     }
@@ -105,6 +116,7 @@ final class NetworkProvider: RestrictionProvider {
     func revert() throws(ProviderError) {
         try Self.deleteTable(tableName)
         allowed = []
+        ownerCgroup = nil
         releaseOwner()
     }
 

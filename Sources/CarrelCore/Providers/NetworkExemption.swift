@@ -1,5 +1,9 @@
 /// Whose sockets keep the network while the network provider holds: the
-/// session owner's, and nobody else's.
+/// session owner's, and nobody else's (participants aside, see
+/// `ParticipantNetwork`). A configuration that denies the owner's network
+/// (`deny_owner_network`) keeps it too: the cgroup is still made, so an
+/// update can give the network back, but the ruleset leaves it out
+/// (`keepsNetwork`).
 ///
 /// A session of the launched app exempts the app's cgroup (the app and every
 /// process it starts, born there). An app-requested lock by another client
@@ -24,4 +28,7 @@ public enum NetworkExemption: Sendable, Equatable {
         }
         return .ownerProcess(pid: pid)
     }
+
+    /// Whether the owner's cgroup is let through under `set`.
+    public static func keepsNetwork(_ set: RestrictionSet) -> Bool { !set.ownerNetworkDenied }
 }

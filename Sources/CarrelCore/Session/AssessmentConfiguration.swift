@@ -19,11 +19,21 @@ public struct AssessmentConfiguration: Sendable, Hashable, CustomStringConvertib
     /// Seconds the session may stay active after `began`; `nil` means the
     /// policy's default.
     public var timeLimit: UInt32?
+    /// Participants kept off the network during the session even where the
+    /// policy gives them the network (`deny_participant_network`).
+    public var networkDeniedParticipants: Set<String>
+    /// Whether the session's owner is kept off the network too
+    /// (`deny_owner_network`); otherwise it keeps the network the policy's
+    /// network restriction takes from everyone else.
+    public var ownerNetworkDenied: Bool
 
-    public init(allowedFeatures: Set<AssessmentFeature> = [], participants: [String] = [], timeLimit: UInt32? = nil) {
+    public init(allowedFeatures: Set<AssessmentFeature> = [], participants: [String] = [], timeLimit: UInt32? = nil,
+                networkDeniedParticipants: Set<String> = [], ownerNetworkDenied: Bool = false) {
         self.allowedFeatures = allowedFeatures
         self.participants = participants
         self.timeLimit = timeLimit
+        self.networkDeniedParticipants = networkDeniedParticipants
+        self.ownerNetworkDenied = ownerNetworkDenied
     }
 
     /// The configuration a `begin` with a null configuration gets.
@@ -39,6 +49,9 @@ public struct AssessmentConfiguration: Sendable, Hashable, CustomStringConvertib
     public var description: String {
         let features = allowedFeatures.sorted().map(\.protocolName).joined(separator: ",")
         let limit = timeLimit.map { "\($0)s" } ?? "default"
-        return "allow=[\(features)] participants=[\(participants.joined(separator: ","))] time_limit=\(limit)"
+        var text = "allow=[\(features)] participants=[\(participants.joined(separator: ","))] time_limit=\(limit)"
+        let denied = networkDeniedParticipants.sorted() + (ownerNetworkDenied ? ["owner"] : [])
+        if !denied.isEmpty { text += " network_denied=[\(denied.joined(separator: ","))]" }
+        return text
     }
 }

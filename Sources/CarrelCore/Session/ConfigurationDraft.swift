@@ -43,6 +43,20 @@ public struct ConfigurationDraft: Sendable, Equatable {
         configuration.participants.append(id)
     }
 
+    /// `deny_participant_network`: the same id twice is `already_set`.
+    public mutating func denyParticipantNetwork(_ id: String) throws(ConfigurationError) {
+        guard !configuration.networkDeniedParticipants.contains(id) else {
+            throw .participantNetworkAlreadyDenied(id)
+        }
+        configuration.networkDeniedParticipants.insert(id)
+    }
+
+    /// `deny_owner_network`: twice is `already_set`.
+    public mutating func denyOwnerNetwork() throws(ConfigurationError) {
+        guard !configuration.ownerNetworkDenied else { throw .ownerNetworkAlreadyDenied }
+        configuration.ownerNetworkDenied = true
+    }
+
     /// `set_time_limit`: twice is `already_set`, zero is `invalid_time_limit`.
     /// A limit above the policy's maximum is a runtime refusal, decided when
     /// the configuration is used.
@@ -59,13 +73,16 @@ public enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertib
     case featureAlreadyAllowed(AssessmentFeature)
     case participantAlreadyAdded(String)
     case timeLimitAlreadySet(previous: UInt32)
+    case participantNetworkAlreadyDenied(String)
+    case ownerNetworkAlreadyDenied
     case invalidFeature(UInt32)
     case invalidTimeLimit
 
     /// The protocol error code to post.
     public var code: UInt32 {
         switch self {
-        case .featureAlreadyAllowed, .participantAlreadyAdded, .timeLimitAlreadySet: return 0 // already_set
+        case .featureAlreadyAllowed, .participantAlreadyAdded, .timeLimitAlreadySet,
+             .participantNetworkAlreadyDenied, .ownerNetworkAlreadyDenied: return 0 // already_set
         case .invalidFeature: return 1
         case .invalidTimeLimit: return 2
         }
@@ -78,6 +95,10 @@ public enum ConfigurationError: Error, Sendable, Hashable, CustomStringConvertib
             return "allow_feature(\(feature.protocolName)) was sent twice on one configuration; allow each feature once"
         case .participantAlreadyAdded(let id):
             return "add_participant(\"\(id)\") was sent twice on one configuration; add each participant once"
+        case .participantNetworkAlreadyDenied(let id):
+            return "deny_participant_network(\"\(id)\") was sent twice on one configuration; deny each participant's network once"
+        case .ownerNetworkAlreadyDenied:
+            return "deny_owner_network was sent twice on one configuration; send it once"
         case .timeLimitAlreadySet(let previous):
             return "set_time_limit was sent twice on one configuration (already \(previous) s); set it once, or create a new configuration"
         case .invalidFeature(let value):

@@ -28,6 +28,11 @@ public struct RestrictionSet: Sendable, Hashable, CustomStringConvertible {
     public var compositorEnforcedDenials: Set<AssessmentFeature>
     /// Participant ids whose windows the session shows.
     public var participants: [String]
+    /// Participants the configuration keeps off the network whatever the
+    /// policy gives them.
+    public var networkDeniedParticipants: Set<String>
+    /// Whether the owner loses the network with everyone else.
+    public var ownerNetworkDenied: Bool
 
     /// The restrictions for `session` of `owner` under `configuration`.
     /// Every session in this version hides, refuses capture, isolates the
@@ -44,6 +49,8 @@ public struct RestrictionSet: Sendable, Hashable, CustomStringConvertible {
         allowedFeatures = configuration.allowedFeatures
         compositorEnforcedDenials = configuration.deniedFeatures.filter { policy.announcedFeatures[$0] == .compositor }
         participants = configuration.participants
+        networkDeniedParticipants = configuration.networkDeniedParticipants
+        ownerNetworkDenied = configuration.ownerNetworkDenied
     }
 
     /// Whether the layer that holds untrusted clients' windows stays in the
@@ -61,6 +68,8 @@ public struct RestrictionSet: Sendable, Hashable, CustomStringConvertible {
         if inputOnlyToSession { parts.append("input-only-to-session") }
         parts.append("deny=[\(compositorEnforcedDenials.sorted().map(\.protocolName).joined(separator: ","))]")
         parts.append("participants=[\(participants.joined(separator: ","))]")
+        let denied = networkDeniedParticipants.intersection(participants).sorted() + (ownerNetworkDenied ? ["owner"] : [])
+        if !denied.isEmpty { parts.append("network-denied=[\(denied.joined(separator: ","))]") }
         return "\(session) of \(owner)\(ownerRole == .app ? "" : " (\(ownerRole))"): " + parts.joined(separator: " ")
     }
 }
