@@ -36,6 +36,7 @@ Commands:
   unmap W                   commit a null buffer on W: the toplevel is unmapped, keeps its role
   config C                  manager create_configuration (on the first manager)
   allow C FEATURE | participant C ID | time_limit C SECONDS | destroy_config C
+  deny_network C ID | deny_owner_network C   (version 3) take the network away
   begin S M W C|null        manager M begins session S for surface W
   end S | update S C | destroy S
   flood_selection N         wl_data_device.set_selection(null, 0) N times back to
@@ -445,6 +446,10 @@ class Client:
             o[args[0]].add_participant(args[1])
         elif op == "time_limit":
             o[args[0]].set_time_limit(int(args[1]))
+        elif op == "deny_network":
+            o[args[0]].deny_participant_network(args[1])
+        elif op == "deny_owner_network":
+            o[args[0]].deny_owner_network()
         elif op == "destroy_config":
             o.pop(args[0]).destroy()
         elif op == "begin":

@@ -562,15 +562,7 @@ def test_network_only_the_participant_the_policy_allows_connects_beside_the_app(
     update of the running session (the ruleset is loaded again for them)."""
     start_server(netns, procs, logdir)
     trigger = tmp_path / "participants-go"
-    policy = tmp_path / "policy.toml"
-    lines = []
-    for name, network in (("allowed", "true"), ("denied", "false")):
-        result = tmp_path / f"{name}-result"
-        script = (f'"{h.paint_bin()}" & while [ ! -e "{trigger}" ]; do sleep 0.05; done; '
-                  f'"{sys.executable}" "{NETPROBE}" connect {PORT} > "{result}.tmp"; mv "{result}.tmp" "{result}"; wait')
-        lines += [f"[participants.{name}]", f"command = [\"/bin/sh\", \"-c\", {json.dumps(script)}]",
-                  f"network = {network}"]
-    policy.write_text("\n".join(lines) + "\n")
+    policy = participants_policy(tmp_path, trigger, {"allowed": True, "denied": False})
     w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, netns,
                  args=("--provider", "network", "--policy", str(policy)))
     a = w.client("exam")
@@ -593,9 +585,7 @@ def test_network_only_the_participant_the_policy_allows_connects_beside_the_app(
     trigger.touch()
     outcomes = {}
     for name in ("allowed", "denied"):
-        result = tmp_path / f"{name}-result"
-        assert h.wait_until(result.exists, 10), f"participant {name} never tried to connect\n{log_text(w)}"
-        outcomes[name] = result.read_text().strip()
+        outcomes[name] = participant_outcome(tmp_path, name, w)
     assert outcomes["allowed"] == "ok", f"the participant with network = true did not connect: {outcomes}"
     assert outcomes["denied"].startswith("fail"), f"the participant with network = false connected: {outcomes}"
     assert w.app_connect() == "ok", "the session's app must keep its network"
@@ -615,6 +605,65 @@ def test_network_only_the_participant_the_policy_allows_connects_beside_the_app(
                              check=False).stdout
         return [name for name in listing.split() if "-participant-" in name]
     assert h.wait_until(lambda: cgroup_dirs() == [], 5), f"the participant's cgroup outlived its session: {cgroup_dirs()}"
+    w.alive()
+
+
+def participants_policy(tmp_path, trigger, network: dict) -> Path:
+    """A policy whose participants (name → `network` key) each show a
+    window, wait for `trigger`, then try to connect to the test's server and
+    write the outcome to NAME-result."""
+    policy = tmp_path / "policy.toml"
+    lines = []
+    for name, allowed in network.items():
+        result = tmp_path / f"{name}-result"
+        script = (f'"{h.paint_bin()}" & while [ ! -e "{trigger}" ]; do sleep 0.05; done; '
+                  f'"{sys.executable}" "{NETPROBE}" connect {PORT} > "{result}.tmp"; mv "{result}.tmp" "{result}"; wait')
+        lines += [f"[participants.{name}]", f"command = [\"/bin/sh\", \"-c\", {json.dumps(script)}]",
+                  f"network = {'true' if allowed else 'false'}"]
+    policy.write_text("\n".join(lines) + "\n")
+    return policy
+
+
+def participant_outcome(tmp_path, name: str, w) -> str:
+    """What participant `name`'s connection attempt came to."""
+    result = tmp_path / f"{name}-result"
+    assert h.wait_until(result.exists, 10), f"participant {name} never tried to connect\n{log_text(w)}"
+    return result.read_text().strip()
+
+
+def test_network_the_configuration_takes_away_from_a_participant_and_the_app(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, netns):
+    """deny_participant_network and deny_owner_network (protocol version 3):
+    a participant the policy gives the network, and the app, lose it for the
+    session; another participant the policy gives it keeps it. After the
+    session the app connects again."""
+    start_server(netns, procs, logdir)
+    trigger = tmp_path / "participants-go"
+    policy = participants_policy(tmp_path, trigger, {"kept": True, "taken": True})
+    w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, netns,
+                 args=("--provider", "network", "--policy", str(policy)))
+    a = w.client("exam")
+    a.map()
+    a.bind(version=3)
+    a.send("config c ; participant c kept ; participant c taken ; deny_network c taken ; deny_owner_network c")
+    a.begin(config="c")
+    a.began()
+    assert netns.table_exists(), f"began without carrel's nftables table\n{log_text(w)}"
+    trigger.touch()
+    outcomes = {name: participant_outcome(tmp_path, name, w) for name in ("kept", "taken")}
+    assert outcomes["kept"] == "ok", f"a participant whose network the configuration left alone lost it: {outcomes}"
+    assert outcomes["taken"].startswith("fail"), f"a participant whose network the configuration denied connected: {outcomes}"
+    app = w.app_connect()
+    assert app.startswith("fail"), f"the app connected though the configuration denied its network: {app}"
+    # One cgroup let through, the kept participant's: not the app's, not the
+    # taken participant's (launched into a cgroup of its own all the same).
+    ruleset = netns.exec([netns.nft, "list", "table", "inet", "carrel"], check=False).stdout
+    output_chain = ruleset.split("chain output", 1)[1].split("}", 1)[0]
+    assert output_chain.count("socket cgroupv2") == 1, ruleset
+    a.send("end s")
+    a.expect("session s ended")
+    assert h.wait_until(lambda: not netns.table_exists(), 5), "the table outlived the session"
+    assert w.app_connect() == "ok", "after ended the app connects again"
     w.alive()
 
 
