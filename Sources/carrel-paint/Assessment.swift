@@ -118,5 +118,7 @@ private let sessionListener = staticListener(carrel_assessment_session_v1_listen
     },
     ended: { data, _ in runner(data).handleEnded() },
     updated: { _, _ in },
-    update_failed: { _, _, _, _ in }
+    update_failed: { _, _, _, _ in },
+    attestation: { _, _, _, _ in },
+    attestation_failed: { _, _, _, _ in }
 ))
