@@ -54,6 +54,10 @@ public final class ExamFlow: AssessmentSessionDelegate {
     public var endsSessionOnInterruption: Bool
     /// Called after every change of what the window should show.
     public var onChange: () -> Void = {}
+    /// Hands the answers in (`--submit-url`) before the session ends: called
+    /// with the session and the answers by question number; the session
+    /// ends when it calls `then`. Nil: the session ends at once.
+    public var handIn: ((AssessmentSession, [Int: String], _ then: @escaping () -> Void) -> Void)?
     private let output: (String) -> Void
 
     public init(manager: any AssessmentManaging,
@@ -194,7 +198,11 @@ public final class ExamFlow: AssessmentSessionDelegate {
                 }
                 output(ExamLog.line("end"))
                 onChange()
-                session.end()
+                if let handIn {
+                    handIn(session, handedInAnswers) { session.end() }
+                } else {
+                    session.end()
+                }
             case .beginning:
                 output(ExamLog.line("end"))
                 session.end()   // withdraws it: failed(cancelled) follows at once
@@ -279,6 +287,17 @@ public final class ExamFlow: AssessmentSessionDelegate {
     /// Question `index` is no longer shown: an uncommitted composition in
     /// its field goes (the input method is disabled with it), and its
     /// free-text answer is logged if it changed since last logged.
+    /// Every answer given, by question number (1-based): a choice as its
+    /// number, free text as written.
+    public var handedInAnswers: [Int: String] {
+        var all: [Int: String] = [:]
+        for (index, choice) in answers.enumerated() {
+            if let choice { all[index + 1] = String(choice + 1) }
+        }
+        for (index, field) in answerFields where !field.text.isEmpty { all[index + 1] = field.text }
+        return all
+    }
+
     private func leaveQuestion(_ index: Int) {
         answerFields[index]?.setPreedit(nil)
         guard let text = answerFields[index]?.text, text != (loggedText[index] ?? "") else { return }
