@@ -327,6 +327,22 @@ class Client:
         d["attestation_failed"] = lambda _, r, m: emit("session", session_name, "attestation_failed", r, m)
         self.objects[session_name] = session
 
+    def request_attestation(self, session, nonce: bytes) -> None:
+        """request_attestation marshalled here: pywayland's own marshalling of
+        array arguments fails (it cannot allocate a `void[]`), so the one
+        wl_argument (a wl_array with the nonce) is built with cffi directly."""
+        from pywayland import lib
+        ffi = self.ffi
+        opcode = [r.name for r in self.ca.CarrelAssessmentSessionV1.requests].index("request_attestation")
+        data = ffi.new("char[]", max(1, len(nonce)))
+        ffi.buffer(data, len(nonce))[:] = nonce
+        array = ffi.new("struct wl_array *")
+        array.size = array.alloc = len(nonce)
+        array.data = data
+        arguments = ffi.new("union wl_argument[]", 1)
+        arguments[0].a = array
+        lib.wl_proxy_marshal_array(ffi.cast("struct wl_proxy *", session._ptr), opcode, arguments)
+
     def watch_selection(self) -> None:
         wl = self.wl
         if self.seat is None:
@@ -461,7 +477,7 @@ class Client:
         elif op == "update":
             o[args[0]].update(o[args[1]])
         elif op == "attest":
-            o[args[0]].request_attestation(bytes.fromhex(args[1]) if args[1] != "empty" else b"")
+            self.request_attestation(o[args[0]], bytes.fromhex(args[1]) if args[1] != "empty" else b"")
         elif op == "destroy":
             o.pop(args[0]).destroy()
         elif op == "close_window":
