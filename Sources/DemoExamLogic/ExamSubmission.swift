@@ -81,10 +81,14 @@ public enum ExamSubmission {
 }
 
 extension StringProtocol {
+    /// Without leading and trailing scalars of `set` (by scalar: "\r\n" is one Character but two blanks).
     func trimmingCharacters(in set: String) -> String {
-        let blanks = Set(set)
-        let start = firstIndex { !blanks.contains($0) } ?? endIndex
-        let end = lastIndex { !blanks.contains($0) }.map(index(after:)) ?? start
-        return start < end ? String(self[start..<end]) : ""
+        let blanks = Set(set.unicodeScalars)
+        let scalars = Array(unicodeScalars)
+        let start = scalars.firstIndex { !blanks.contains($0) } ?? scalars.endIndex
+        let end = scalars.lastIndex { !blanks.contains($0) }.map { $0 + 1 } ?? start
+        var out = String.UnicodeScalarView()
+        if start < end { out.append(contentsOf: scalars[start..<end]) }
+        return String(out)
     }
 }
