@@ -183,7 +183,7 @@ final class AssessmentService {
             chain: AuditChainPosition(head: server.audit.head, seq: server.audit.seq), run: server.audit.run, now: Self.now())
         switch answer {
         case .success(let envelope):
-            server.audit.record("attestation", session: object.id, subject: server.auditSubject(wl_resource_get_client(resource)),
+            server.audit.record(AuditEvent.attestation, session: object.id, subject: server.auditSubject(wl_resource_get_client(resource)),
                                 detail: "signed a statement of \(envelope.statement.count) bytes")
             var signature = wl_array()
             wl_array_init(&signature)

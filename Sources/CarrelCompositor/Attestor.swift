@@ -13,7 +13,7 @@ final class Attestor {
     /// The key, or why there is none (sent as `attestation_failed(unavailable)`).
     private let key: Result<AttestationKey, AttestationRefusal>
     private let executableDigest: String
-    private let policyDigest: String?
+    private var policyDigest: String?
     private let policyFile: String?
     private let version: String
     private var tallies: [SessionID: SessionTally] = [:]
@@ -38,7 +38,10 @@ final class Attestor {
         version = options.carrelVersion
     }
 
-    var isAvailable: Bool { if case .success = key { return true } else { return false } }
+    /// `carrelctl reload` read the policy file again: statements name the file as reloaded.
+    func policyReloaded() {
+        policyDigest = policyFile.flatMap { Digest.sha256Hex(fileAt: $0) }
+    }
 
     // MARK: - Tally
 
