@@ -176,6 +176,15 @@ public final class AssessmentSession: Identifiable {
         manager.requestAttestation(self, nonce: nonce)
     }
 
+    /// `requestAttestation(nonce:completion:)` for `await`: the statement, or
+    /// throws ``AttestationError``. The answer arrives from within dispatch,
+    /// so the thread that dispatches the display must keep dispatching.
+    public func attestation(nonce: [UInt8]) async throws -> SessionAttestation {
+        try await withCheckedThrowingContinuation { continuation in
+            requestAttestation(nonce: nonce) { continuation.resume(with: $0) }
+        }
+    }
+
     /// Completions of requestAttestation not yet answered, oldest first.
     private var pendingAttestations: [(Result<SessionAttestation, AttestationError>) -> Void] = []
 

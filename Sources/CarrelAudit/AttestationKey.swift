@@ -66,6 +66,9 @@ public struct AttestationKey {
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw AttestationKeyError("the attestation key \(path) is not a regular file; point [attestation] key at the attestation.key `carrel keygen` wrote")
         }
+        if info.st_uid != 0 && info.st_uid != geteuid() {
+            throw AttestationKeyError("the attestation key \(path) belongs to uid \(info.st_uid), who could sign statements with it; make it root's (chown root:root, chmod 600), or create a new one with `carrel keygen` as root")
+        }
         if info.st_mode & 0o077 != 0 {
             throw AttestationKeyError("the attestation key \(path) may be read or changed by others (mode \(String(info.st_mode & 0o777, radix: 8))); anyone who reads it can sign statements: chmod 600 it, then enrol a new key if it may have been copied")
         }

@@ -108,3 +108,20 @@ struct ExamSubmissionTests {
         #expect(flow.session?.state == .ended)
     }
 }
+
+@Suite("Asking for a signed statement with await")
+struct AttestationAsyncTests {
+    @Test("await throws the refusal")
+    func awaitRefusal() async {
+        let lockdown = InMemoryAssessmentManager()
+        let session = lockdown.makeSession()
+        do {
+            _ = try await session.attestation(nonce: Array(repeating: 3, count: 16))
+            Issue.record("a session that never began got a statement")
+        } catch let error as AttestationError {
+            #expect(error.reason == .notActive)
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+}

@@ -183,7 +183,7 @@ def test_each_bad_statement_is_refused_with_its_reason(carrel, demo, exam_server
     def fresh_verifier(**policy):
         # Each check gets the nonce re-issued, so only the defect under test can refuse.
         store = carrel_attest.NonceStore(ttl_seconds=60)
-        store._issued[nonce] = store.clock()
+        store.record(nonce)
         return carrel_attest.Verifier([public], store, **{"require_no_waivers": False, **policy})
 
     # Another machine's key: not enrolled.
@@ -212,7 +212,7 @@ def test_each_bad_statement_is_refused_with_its_reason(carrel, demo, exam_server
     assert status == 3 and "nonce" in out, out
     # An expired nonce.
     store = carrel_attest.NonceStore(ttl_seconds=60, clock=lambda: 1000.0)
-    store._issued[nonce] = 0.0
+    store.record(nonce, issued_at=0.0)
     assert refused(carrel_attest.Verifier([public], store, require_no_waivers=False), envelope) == "nonce_expired"
     # Preconditions waived (this test machine's own statement, under an exam server's policy).
     assert refused(fresh_verifier(require_no_waivers=True), envelope) == "waived_preconditions"
@@ -272,7 +272,7 @@ def test_bad_nonces_get_attestation_failed_and_carrel_goes_on(carrel, procs, log
         assert len(statement) <= carrel_attest.MAXIMUM_STATEMENT_BYTES and len(signature) == 64
         assert json.loads(statement)["nonce"] == nonce
         store = carrel_attest.NonceStore()
-        store._issued[nonce] = store.clock()
+        store.record(nonce)
         carrel_attest.Verifier([public], store, require_no_waivers=False).verify(
             {"statement": statement.decode(), "signature": m.group(2)})
     app.send("end s")

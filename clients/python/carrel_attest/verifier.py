@@ -59,6 +59,12 @@ class NonceStore:
             self._issued[nonce] = self.clock()
         return nonce
 
+    def record(self, nonce: str, issued_at: float | None = None) -> None:
+        """Adds a nonce issued elsewhere (another process of the same server,
+        a store kept on disk) as if `issue` had made it at `issued_at`."""
+        with self._lock:
+            self._issued[nonce] = self.clock() if issued_at is None else issued_at
+
     def consume(self, nonce: str) -> None:
         """Marks `nonce` used; refuses one never issued, already used or too old."""
         with self._lock:
