@@ -310,3 +310,48 @@ def test_keygen_refuses_to_overwrite_without_force(tmp_path):
     r = h.run_carrel_cli(["keygen", "--key-dir", str(tmp_path), "--force"])
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "attestation.pub").read_text().strip() != first
+
+
+def test_the_statement_counts_every_blocked_attempt_by_kind(carrel, procs, logdir, logs, tmp_path,
+                                                           client_python, pywayland_protocols):
+    """50 refused selections from an untrusted client (5 recorded in full, the rest
+    only counted by the audit log) and one fullscreen request: the statement counts
+    all of them, and its chain head is the audit log's at that moment."""
+    key_dir = tmp_path / "key"
+    public = keygen(key_dir)
+    world = start_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+                        policy_with_key(tmp_path, key_dir))
+    app = world.client("exam")
+    app.bind(version=3)
+    app.map()
+    app.begin("s")
+    app.began("s")
+    intruder = world.client("intruder", role="untrusted")
+    intruder.send("map w")
+    intruder.expect("configured w")
+    intruder.send("fullscreen w")
+    intruder.send("flood_selection 50")
+    intruder.expect("flooded 50")
+    intruder.sync()
+    nonce = "0f" * 32
+    app.send(f"attest s {nonce}")
+    m = app.expect(r"session s attestation (\S+) (\S+)")
+    statement = base64.b64decode(m.group(1))
+    fields = json.loads(statement)
+    assert fields["blocked_attempts"]["clipboard"] == 50, fields["blocked_attempts"]
+    assert fields["blocked_attempts"]["focus_steal"] == 1, fields["blocked_attempts"]
+    assert fields["blocked_attempts"]["capture"] == 0, fields["blocked_attempts"]
+    # The chain head it names is the hash of the log's last line before the statement's own record.
+    import hashlib
+    lines = Path(world.carrel.audit_log).read_bytes().split(b"\n")
+    lines = [l for l in lines if l]
+    index = next(i for i, l in enumerate(lines) if json.loads(l)["event"] == "attestation")
+    assert fields["audit"]["chain_head"] == hashlib.sha256(lines[index - 1]).hexdigest()
+    assert fields["audit"]["seq"] == json.loads(lines[index - 1])["seq"]
+    store = carrel_attest.NonceStore()
+    store.record(nonce)
+    carrel_attest.Verifier([public], store, require_no_waivers=False).verify(
+        {"statement": statement.decode(), "signature": m.group(2)})
+    app.send("end s")
+    app.expect("session s ended")
+    world.alive()
