@@ -176,6 +176,16 @@ public final class AssessmentSession: Identifiable {
         manager.requestAttestation(self, nonce: nonce)
     }
 
+    /// Ends the session with a closing statement: the request and `end` go
+    /// out back to back, so the compositor signs the statement as it ends the
+    /// session (every blocked attempt counted, the chain head before `ended`).
+    /// `completion` is called before did end. Before began this withdraws
+    /// the session like `end()`, and `completion` hears `notActive`.
+    public func end(attestingWith nonce: [UInt8], completion: @escaping (Result<SessionAttestation, AttestationError>) -> Void) {
+        requestAttestation(nonce: nonce, completion: completion)
+        end()
+    }
+
     /// `requestAttestation(nonce:completion:)` for `await`: the statement, or
     /// throws ``AttestationError``. The answer arrives from within dispatch,
     /// so the thread that dispatches the display must keep dispatching.

@@ -125,3 +125,29 @@ struct AttestationAsyncTests {
         }
     }
 }
+
+@Suite("Ending with a closing statement")
+struct EndAttestingTests {
+    @Test("the statement's answer comes before did end; the session ends either way")
+    func order() {
+        let lockdown = InMemoryAssessmentManager()
+        let session = lockdown.makeSession()
+        session.begin()
+        lockdown.dispatch()
+        var heard: [String] = []
+        final class Delegate: AssessmentSessionDelegate {
+            var ended: () -> Void = {}
+            func assessmentSessionDidEnd(_ session: AssessmentSession) { ended() }
+        }
+        let delegate = Delegate()
+        delegate.ended = { heard.append("ended") }
+        session.delegate = delegate
+        session.end(attestingWith: Array(repeating: 4, count: 16)) { result in
+            if case .failure(let error) = result { heard.append("statement \(error.reason)") }
+        }
+        #expect(session.state == .ending)
+        lockdown.dispatch()
+        #expect(heard == ["statement unavailable", "ended"])
+        #expect(lockdown.requests.last == .end)
+    }
+}

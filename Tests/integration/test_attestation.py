@@ -275,8 +275,12 @@ def test_bad_nonces_get_attestation_failed_and_carrel_goes_on(carrel, procs, log
         store.record(nonce)
         carrel_attest.Verifier([public], store, require_no_waivers=False).verify(
             {"statement": statement.decode(), "signature": m.group(2)})
-    app.send("end s")
+    # The closing statement: request and end back to back; the statement comes before ended.
+    app.send("attest s " + "12" * 16 + " ; end s")
     app.expect("session s ended")
+    closing = [i for i, l in enumerate(app.lines) if l.startswith("session s attestation ")][-1]
+    assert app.lines.index("session s ended") > closing
+    assert json.loads(base64.b64decode(app.lines[closing].split()[3]))["nonce"] == "12" * 16
     world.alive()
     # A new session begins as usual afterwards.
     app.begin("s2")

@@ -1148,8 +1148,9 @@ carrel_assessment_session_v1_update(struct carrel_assessment_session_v1 *carrel_
  * compositor's version and a digest of its executable, the counts of
  * blocked attempts by kind so far, whether the session was
  * interrupted, and the head of the audit log's hash chain. A request
- * sent after the exam's answers are final, just before end, gives the
- * closing statement. docs/ATTESTATION.md describes every field.
+ * sent immediately before end gives the closing statement: the
+ * compositor answers it, then ends the session. docs/ATTESTATION.md
+ * describes every field.
  *
  * The compositor answers every request with exactly one of attestation
  * and attestation_failed, in the order of the requests, unless the
