@@ -131,7 +131,7 @@ let package = Package(
         .executableTarget(
             name: "carrel",
             dependencies: [
-                "CarrelCompositor", "CarrelCore", "CarrelSystem", "CarrelPolicyFile", "CarrelPasscode",
+                "CarrelCompositor", "CarrelCore", "CarrelSystem", "CarrelPolicyFile", "CarrelPasscode", "CarrelAudit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

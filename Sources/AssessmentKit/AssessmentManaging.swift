@@ -49,9 +49,19 @@ public protocol AssessmentManaging: AnyObject {
     /// further event. Called when the session is released, or cancelled
     /// before it began; unknown ids are ignored.
     func release(_ session: AssessmentSession.ID)
+    /// Asks for a signed statement about an active `session` carrying the
+    /// exam server's `nonce`; attestation or attestation failed is reported
+    /// later, in request order. The default answers unavailable at once.
+    func requestAttestation(_ session: AssessmentSession, nonce: [UInt8])
 }
 
 extension AssessmentManaging {
+    /// A lockdown that cannot sign (no compositor, or tests): unavailable.
+    public func requestAttestation(_ session: AssessmentSession, nonce: [UInt8]) {
+        session.receive(.attestationFailed(AttestationError(
+            .unavailable, message: "this lockdown (\(type(of: self))) cannot sign statements; run the app inside Carrel")))
+    }
+
     /// Whether some session (of any app) is pending or active, as last reported.
     public var isLocked: Bool { lockState == .active }
 

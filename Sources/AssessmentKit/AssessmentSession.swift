@@ -245,6 +245,60 @@ public final class AssessmentSession: Identifiable {
                 + "which leaves the network to its policy and cannot take it away; allow network access or use a newer Carrel")
     }
 
+    /// Asks the compositor for a statement about this session, signed with
+    /// the machine's attestation key, carrying `nonce` (the exam server's,
+    /// 16 to 256 bytes). `completion` is called once, from within dispatch,
+    /// in the order of the calls: with the statement, or with why there is
+    /// none (the session is not affected either way). Called at once with
+    /// `notActive` when the session has not begun or is over. Ask just
+    /// before `end()`, once the answers are final: that statement is the
+    /// closing one, with the blocked attempts of the whole session.
+    public func requestAttestation(nonce: [UInt8], completion: @escaping (Result<SessionAttestation, AttestationError>) -> Void) {
+        guard state == .active || state == .interrupted else {
+            completion(.failure(AttestationError(
+                .notActive, message: "requestAttestation(nonce:) needs an active session, but the session is \(state)")))
+            return
+        }
+        pendingAttestations.append(completion)
+        manager.requestAttestation(self, nonce: nonce)
+    }
+
+    /// Ends the session with a closing statement: the request and `end` go
+    /// out back to back, so the compositor signs the statement as it ends the
+    /// session (every blocked attempt counted, the chain head before `ended`).
+    /// `completion` is called before did end. Before began this withdraws
+    /// the session like `end()`, and `completion` hears `notActive`.
+    public func end(attestingWith nonce: [UInt8], completion: @escaping (Result<SessionAttestation, AttestationError>) -> Void) {
+        requestAttestation(nonce: nonce, completion: completion)
+        end()
+    }
+
+    /// `requestAttestation(nonce:completion:)` for `await`: the statement, or
+    /// throws ``AttestationError``. The answer arrives from within dispatch,
+    /// so the thread that dispatches the display must keep dispatching.
+    public func attestation(nonce: [UInt8]) async throws -> SessionAttestation {
+        try await withCheckedThrowingContinuation { continuation in
+            requestAttestation(nonce: nonce) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// Completions of requestAttestation not yet answered, oldest first.
+    private var pendingAttestations: [(Result<SessionAttestation, AttestationError>) -> Void] = []
+
+    private func answerAttestation(_ result: Result<SessionAttestation, AttestationError>) {
+        guard !pendingAttestations.isEmpty else { return }
+        pendingAttestations.removeFirst()(result)
+    }
+
+    /// The session is over: requests still waiting will not be answered.
+    private func failPendingAttestations() {
+        let waiting = pendingAttestations
+        pendingAttestations.removeAll()
+        for completion in waiting {
+            completion(.failure(AttestationError(.notActive, message: "the session ended before the statement arrived")))
+        }
+    }
+
     // MARK: Reports from the manager
 
     /// What a manager tells a session; the session decides what the app hears.
@@ -257,12 +311,19 @@ public final class AssessmentSession: Identifiable {
         case updateFailed(AssessmentError)
         /// The connection to the compositor is gone, and with it the session.
         case connectionLost(String)
+        case attestation(SessionAttestation)
+        case attestationFailed(AttestationError)
     }
 
     /// Applies a report from the manager. Reports that do not fit the state
     /// (which a correct compositor never sends) are dropped.
     func receive(_ report: Report) {
+        defer { if state == .ended || state == .failed { failPendingAttestations() } }
         switch (report, state) {
+        case (.attestation(let attestation), _):
+            answerAttestation(.success(attestation))
+        case (.attestationFailed(let error), _):
+            answerAttestation(.failure(error))
         case (.began, .beginning):
             state = .active
             deliver(.began)

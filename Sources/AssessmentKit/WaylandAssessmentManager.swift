@@ -183,6 +183,23 @@ public final class WaylandAssessmentManager: AssessmentManaging {
         wl_display_flush(display)
     }
 
+    public func requestAttestation(_ session: AssessmentSession, nonce: [UInt8]) {
+        guard let proxy = sessionProxies[session.id] else { return }
+        guard version >= AssessmentProtocol.attestationSince else {
+            session.receive(.attestationFailed(AttestationError(
+                .unavailable, message: "the compositor speaks version \(version) of \(Self.interfaceName); signed statements need version \(AssessmentProtocol.attestationSince)")))
+            return
+        }
+        var array = wl_array()
+        wl_array_init(&array)
+        defer { wl_array_release(&array) }
+        if !nonce.isEmpty, let slot = wl_array_add(&array, nonce.count) {
+            nonce.withUnsafeBytes { slot.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        }
+        carrel_assessment_session_v1_request_attestation(proxy.proxy, &array)
+        wl_display_flush(display)
+    }
+
     public func release(_ id: AssessmentSession.ID) {
         guard let proxy = sessionProxies.removeValue(forKey: id) else { return }
         // destroy ends a pending or active session at once.
@@ -320,5 +337,16 @@ private let sessionListener = permanent(carrel_assessment_session_v1_listener(
     update_failed: { data, _, reason, message in
         SessionProxy.from(data).session?.receive(.updateFailed(AssessmentError(
             AssessmentError.Code(failureReason: reason), message: text(message))))
+    },
+    attestation: { data, _, statement, signature in
+        let bytes = signature.map { array in
+            array.pointee.size == 0 ? [] : Array(UnsafeRawBufferPointer(start: array.pointee.data, count: array.pointee.size))
+        } ?? []
+        SessionProxy.from(data).session?.receive(.attestation(SessionAttestation(
+            statement: Array(text(statement).utf8), signature: bytes)))
+    },
+    attestation_failed: { data, _, reason, message in
+        SessionProxy.from(data).session?.receive(.attestationFailed(AttestationError(
+            AttestationFailureReason(wireValue: reason), message: text(message))))
     }
 ))

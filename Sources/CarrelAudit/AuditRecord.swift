@@ -74,4 +74,6 @@ public enum AuditEvent {
     public static let blockedSummary = "blocked_summary"
     public static let providerFailed = "provider_failed"
     public static let admin = "admin"
+    /// A signed statement about the session was sent to its app.
+    public static let attestation = "attestation"
 }

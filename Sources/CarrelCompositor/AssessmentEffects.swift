@@ -99,7 +99,9 @@ extension AssessmentService {
     private func auditTransition(_ id: SessionID, _ event: SessionEvent, client: OpaquePointer?) {
         let (name, reason, message) = event.parts
         server.audit.transition(name, session: id, subject: client.map(server.auditSubject), reason: reason, detail: message)
+        if case .interrupted(let why, _) = event { server.attestor.noteInterruption(why, session: id) }
         if event.isTerminal {
+            server.attestor.forget(id)
             logger.notice("audit: \(id) \(name); chain head \(server.audit.head) at seq \(server.audit.seq)")
         }
     }

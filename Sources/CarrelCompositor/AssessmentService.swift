@@ -1,3 +1,4 @@
+import CarrelAudit
 import CarrelCore
 import CarrelShim
 import Glibc
@@ -166,8 +167,46 @@ final class AssessmentService {
             guard let object = SessionObject.from(resource!), let service = object.service else { return }
             let (id, copy) = (object.id, configuration.flatMap(ConfigurationObject.from)?.draft.configuration ?? .mostRestrictive)
             service.server.drive { $0.update(id, to: copy) }
+        },
+        request_attestation: { _, resource, nonce in
+            guard let object = SessionObject.from(resource!), let service = object.service else { return }
+            let bytes = nonce.map { array in
+                array.pointee.size == 0 ? [] : Array(UnsafeRawBufferPointer(start: array.pointee.data, count: array.pointee.size))
+            } ?? []
+            service.answerAttestation(object, nonce: bytes)
         }
     ))
+
+    /// Answers request_attestation at once, so answers keep the requests' order.
+    /// Core decides; a refusal is an event, never a protocol error.
+    private func answerAttestation(_ object: SessionObject, nonce: [UInt8]) {
+        guard let resource = object.resource else { return }
+        let record = server.desk.invigilator.session(object.id)
+        // After failed or ended the object is inert: the request is ignored.
+        if let record, record.phase.isInert { return }
+        let answer = server.attestor.answer(
+            nonce: nonce, session: record, policy: server.policy.preconditions,
+            virtualMachine: server.environment.virtualMachine,
+            chain: AuditChainPosition(head: server.audit.head, seq: server.audit.seq), run: server.audit.run, now: Self.now())
+        switch answer {
+        case .success(let envelope):
+            server.audit.record(AuditEvent.attestation, session: object.id, subject: server.auditSubject(wl_resource_get_client(resource)),
+                                detail: "signed a statement of \(envelope.statement.count) bytes")
+            var signature = wl_array()
+            wl_array_init(&signature)
+            defer { wl_array_release(&signature) }
+            if let slot = wl_array_add(&signature, envelope.signature.count) {
+                envelope.signature.withUnsafeBytes { slot.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            }
+            let text = String(decoding: envelope.statement, as: UTF8.self)
+            carrel_assessment_session_v1_send_attestation(resource, text, &signature)
+        case .failure(let refusal):
+            logger.info("attestation for \(object.id) refused: \(refusal.reason): \(refusal.message)")
+            let version = UInt32(wl_resource_get_version(resource))
+            carrel_assessment_session_v1_send_attestation_failed(resource, refusal.reason.wireValue(forVersion: version), refusal.message)
+        }
+        wl_client_flush(wl_resource_get_client(resource))
+    }
 
     private func sessionResourceDestroyed(_ object: SessionObject) {
         let id = object.id
@@ -177,6 +216,7 @@ final class AssessmentService {
         }
         server.drive { $0.destroy(id) }
         sessions[id] = nil
+        server.attestor.forget(id)
     }
 
     // MARK: - Reports from the compositor

@@ -49,6 +49,7 @@ extension Server {
     /// A blocked attempt by `client` (nil: unknown).
     func blocked(_ kind: String, client: OpaquePointer?, _ detail: String) {
         audit.blocked(kind, subject: client.map(auditSubject), session: restrictionsSession, detail: detail)
+        attestor.countBlocked(kind, session: restrictionsSession)
     }
 
     /// The session whose restrictions are up, if any.

@@ -45,6 +45,8 @@ public struct CompositorOptions {
     /// Whether Carrel must stop when the control socket cannot be opened
     /// (a path given on the command line); otherwise it logs and runs without.
     public var requireControlSocket: Bool
+    /// Carrel's version, as signed statements name it.
+    public var carrelVersion = "unknown"
     /// App-requested lock (ASAM): allowlist, confirmation, banner: the
     /// policy's `[app_lock]` with the command line's overrides.
     public var appLock: AppLockPolicy {

@@ -116,6 +116,7 @@ extension Server {
         }
         decide { $0.adopt(reload.policy, emergency: binding, unlockKeys: unlock) }
         roles.appLock = reload.policy.appLock
+        attestor.policyReloaded()
         logger.notice("policy reloaded from \(source.path): \(reload.summary)")
         return ReloadOutcome(file: source.path, applied: reload.applied, needRestart: reload.needRestart,
                              message: reload.summary)

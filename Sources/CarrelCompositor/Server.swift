@@ -36,6 +36,8 @@ public final class Server {
     var audit: AuditLog!
     /// What the preconditions are checked against.
     var environment: EnvironmentProbe!
+    /// Signs statements about sessions for exam servers (the policy's key).
+    private(set) var attestor: Attestor!
     var auditWatch: OpaquePointer?
     /// The client of the last selection or drag request, so that a refusal
     /// (reported by wlroots without its client) can name it.
@@ -127,6 +129,7 @@ public final class Server {
         }
         self.allocator = allocator
         environment = EnvironmentProbe(backend: backend, policyPath: options.policyPath)
+        attestor = Attestor(options: options, logger: logger)
 
         // wl_compositor and wl_subcompositor.
         WlrootsVersion.createCompositor(display, renderer)

@@ -16,7 +16,7 @@ struct PolicyReader {
     }
 
     static let tables = ["assessment", "participants", "input_method", "capture", "emergency", "outputs",
-                         "kiosk", "app_lock", "guided_access", "control", "providers", "preconditions", "audit"]
+                         "kiosk", "app_lock", "guided_access", "control", "providers", "preconditions", "audit", "attestation"]
     static let minutes = 1...1440
     static let participantIDLength = 1...32
 
@@ -63,6 +63,9 @@ struct PolicyReader {
         }
         if let t = section(root, ["audit"], keys: ["path"]) {
             readAudit(t, into: &policy.audit)
+        }
+        if let t = section(root, ["attestation"], keys: ["key"]) {
+            readAttestation(t, into: &policy.attestation)
         }
         return policy
     }
@@ -281,6 +284,16 @@ struct PolicyReader {
             } else {
                 problem(path + ["path"], "must be an absolute path of a file (no . or .. parts, no trailing /), e.g. \"\(AuditPolicy.defaultPath)\", got \(Self.quoted(file))")
             }
+        }
+    }
+
+    private mutating func readAttestation(_ t: TOMLTable, into attestation: inout AttestationPolicy) {
+        let path = ["attestation", "key"]
+        guard let file = string(t, path, expected: "an absolute path") else { return }
+        if Self.isCanonicalAbsolutePath(file) && file != "/" {
+            attestation.keyPath = file
+        } else {
+            problem(path, "must be the absolute path of the private key `carrel keygen` wrote (no . or .. parts, no trailing /), e.g. \"\(AttestationPolicy.defaultKeyDirectory)/attestation.key\", got \(Self.quoted(file))")
         }
     }
 

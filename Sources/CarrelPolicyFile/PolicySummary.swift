@@ -27,6 +27,7 @@ extension Policy {
                 : "preconditions waived (testing only): \(preconditions.waived.sorted().map(\.rawValue).joined(separator: ", "))",
             preconditions.refuseVirtualMachine ? "virtual machines refused" : "virtual machines reported",
             "audit log \(audit.path)",
+            attestation.keyPath.map { "attestation key \($0)" } ?? "no attestation key",
         ].joined(separator: "; ")
     }
 }

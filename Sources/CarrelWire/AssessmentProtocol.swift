@@ -5,9 +5,14 @@ public enum AssessmentProtocol {
     /// offers it, AssessmentKit binds it (or less, if the compositor offers less).
     ///
     /// Version 2 added `failure_reason.preconditions_unmet` and
-    /// `failure_reason.participant_unavailable`; version 3 the
-    /// configuration's `deny_participant_network` and `deny_owner_network`.
+    /// `failure_reason.participant_unavailable`. Version 3 added signed
+    /// statements about a session (`request_attestation`, `attestation`,
+    /// `attestation_failed`) and the configuration's
+    /// `deny_participant_network` and `deny_owner_network`.
     public static let version: UInt32 = 3
+
+    /// The first version with `request_attestation`.
+    public static let attestationSince: UInt32 = 3
 
     public static let managerInterface = "carrel_assessment_manager_v1"
     public static let configurationInterface = "carrel_assessment_configuration_v1"

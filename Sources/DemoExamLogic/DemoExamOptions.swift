@@ -17,6 +17,8 @@ public struct DemoExamOptions: Hashable, Sendable {
     public var configuration = AssessmentConfiguration()
     /// The policy's calculator (`--calculator ID`), for the questions that allow one.
     public var calculator: AssessmentApplication?
+    /// `--submit-url`: hand the answers in with a signed statement.
+    public var submitURL: SubmissionURL?
 
     public static let usage = """
         usage: carrel-demo-exam [options]
@@ -41,6 +43,11 @@ public struct DemoExamOptions: Hashable, Sendable {
           --participant ID        name a participant from the policy (repeatable)
           --calculator ID         the policy's calculator participant: the session
                                   names it, as a question allows a calculator
+          --submit-url URL        before ending, get a nonce (GET URL/nonce), ask
+                                  Carrel for a signed statement with it, and POST
+                                  the answers with it as JSON to URL (http://HOST:PORT/PATH);
+                                  prints `carrel-demo-exam: submitted STATUS` or
+                                  `carrel-demo-exam: submit_failed WHY`
           -h, --help              show this text
 
         Keys: B begin, 1-4 answer, Enter next, P back, E end, Q quit. The last
@@ -97,6 +104,12 @@ public struct DemoExamOptions: Hashable, Sendable {
                         + AssessmentFeature.allCases.map(\.protocolName).joined(separator: ", "))
                 }
                 options.configuration.allowedFeatures.insert(feature)
+            case "--submit-url":
+                let text = try value(for: flag)
+                guard let url = SubmissionURL(text) else {
+                    throw ParseError.invalid("--submit-url expects http://HOST[:PORT]/PATH, got '\(text)'")
+                }
+                options.submitURL = url
             case "--participant":
                 options.configuration.participants.append(try value(for: flag))
             case "--calculator":

@@ -57,6 +57,12 @@ public final class ExamFlow: AssessmentSessionDelegate {
     public var endsSessionOnInterruption: Bool
     /// Called after every change of what the window should show.
     public var onChange: () -> Void = {}
+    /// Hands the answers in (`--submit-url`) before the session ends: called
+    /// with the session and the answers by question number; the session
+    /// ends when it calls `then`. Nil: the session ends at once.
+    public var handIn: ((AssessmentSession, [Int: String], _ then: @escaping () -> Void) -> Void)?
+    /// Set while the answers are being handed in: a second end waits for it.
+    private var handingIn = false
     private let output: (String) -> Void
 
     public init(manager: any AssessmentManaging,
@@ -189,7 +195,7 @@ public final class ExamFlow: AssessmentSessionDelegate {
             screen = .question(index - 1)
             onChange()
         case .end:
-            guard let session else { return }
+            guard let session, !handingIn else { return }
             switch session.state {
             case .active, .interrupted:
                 // An interrupted exam keeps its paused screen until ended.
@@ -199,7 +205,7 @@ public final class ExamFlow: AssessmentSessionDelegate {
                 }
                 output(ExamLog.line("end"))
                 onChange()
-                session.end()
+                endHandingIn(session)
             case .beginning:
                 output(ExamLog.line("end"))
                 session.end()   // withdraws it: failed(cancelled) follows at once
@@ -277,7 +283,8 @@ public final class ExamFlow: AssessmentSessionDelegate {
         record(.interrupted(error))
         if endsSessionOnInterruption {
             output(ExamLog.line("end"))
-            session.end()
+            // Handed in even so: the statement says it was interrupted, and the server decides.
+            endHandingIn(session)
         }
     }
 
@@ -300,6 +307,29 @@ public final class ExamFlow: AssessmentSessionDelegate {
     /// Question `index` is no longer shown: an uncommitted composition in
     /// its field goes (the input method is disabled with it), and its
     /// free-text answer is logged if it changed since last logged.
+    /// Ends `session`, handing the answers in first when `handIn` is set; an
+    /// end while they are being handed in is the same end.
+    private func endHandingIn(_ session: AssessmentSession) {
+        guard let handIn else { return session.end() }
+        guard !handingIn else { return }
+        handingIn = true
+        handIn(session, handedInAnswers) { [weak self] in
+            self?.handingIn = false
+            session.end()
+        }
+    }
+
+    /// Every answer given, by question number (1-based): a choice as its
+    /// number, free text as written.
+    public var handedInAnswers: [Int: String] {
+        var all: [Int: String] = [:]
+        for (index, choice) in answers.enumerated() {
+            if let choice { all[index + 1] = String(choice + 1) }
+        }
+        for (index, field) in answerFields where !field.text.isEmpty { all[index + 1] = field.text }
+        return all
+    }
+
     private func leaveQuestion(_ index: Int) {
         answerFields[index]?.setPreedit(nil)
         guard let text = answerFields[index]?.text, text != (loggedText[index] ?? "") else { return }

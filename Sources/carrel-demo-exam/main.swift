@@ -88,6 +88,48 @@ if let unavailable = lockdown as? UnavailableAssessmentManager {
 
 let flow = ExamFlow(manager: lockdown, configuration: options.configuration, calculator: options.calculator,
                     endsSessionOnInterruption: options.mode == .auto)
+if let url = options.submitURL {
+    flow.handIn = { session, answers, then in
+        handIn(session: session, answers: answers, url: url, then: then)
+    }
+}
+
+/// `--submit-url`: nonce from the server, a signed statement from Carrel
+/// carrying it, then the answers with the statement to the server. The
+/// session ends afterwards whatever happened; a failure is printed.
+func handIn(session: AssessmentSession, answers: [Int: String], url: SubmissionURL, then: @escaping () -> Void) {
+    let nonce: [UInt8]
+    switch HTTPExchange.perform("GET", url: url, path: url.noncePath) {
+    case .success((200, let body)):
+        guard let parsed = ExamSubmission.nonce(fromResponse: body) else {
+            ExamFlow.printLine("carrel-demo-exam: submit_failed the nonce from \(url.noncePath) is not hex")
+            return then()
+        }
+        nonce = parsed
+    case .success((let status, _)):
+        ExamFlow.printLine("carrel-demo-exam: submit_failed GET \(url.noncePath) answered \(status)")
+        return then()
+    case .failure(let error):
+        ExamFlow.printLine("carrel-demo-exam: submit_failed \(error)")
+        return then()
+    }
+    session.requestAttestation(nonce: nonce) { result in
+        let body: String
+        switch result {
+        case .success(let attestation):
+            body = ExamSubmission.json(answers: answers, attestation: attestation, error: nil)
+        case .failure(let error):
+            ExamFlow.printLine("carrel-demo-exam: attestation_failed \(error)")
+            body = ExamSubmission.json(answers: answers, attestation: nil, error: error)
+        }
+        switch HTTPExchange.perform("POST", url: url, path: url.path, body: body) {
+        case .success((let status, _)): ExamFlow.printLine("carrel-demo-exam: submitted \(status)")
+        case .failure(let error): ExamFlow.printLine("carrel-demo-exam: submit_failed \(error)")
+        }
+        then()
+    }
+}
+
 var layout = ExamLayout(windowWidth: Double(window.size.width), windowHeight: Double(window.size.height))
 let renderer = ExamRenderer()
 var runner: ExamScriptRunner?

@@ -30,10 +30,13 @@ final class AssessmentRunner {
     private let manager: OpaquePointer
     private let surface: OpaquePointer
     private let plan: Plan
+    /// Ask for a signed statement after each began, and end once it arrives.
+    private let attest: Bool
     private var session: OpaquePointer?
     private var completed = 0
 
-    init(connection: Connection, manager: OpaquePointer, surface: OpaquePointer, plan: Plan) {
+    init(connection: Connection, manager: OpaquePointer, surface: OpaquePointer, plan: Plan, attest: Bool = false) {
+        self.attest = attest
         self.connection = connection
         self.manager = manager
         self.surface = surface
@@ -66,6 +69,35 @@ final class AssessmentRunner {
         switch plan {
         case .hold:
             onFinished()
+        case .cycles where attest:
+            var nonce = wl_array()
+            wl_array_init(&nonce)
+            defer { wl_array_release(&nonce) }
+            if let slot = wl_array_add(&nonce, 32) {
+                for i in 0..<32 { slot.storeBytes(of: UInt8.random(in: 0...255), toByteOffset: i, as: UInt8.self) }
+            }
+            carrel_assessment_session_v1_request_attestation(session, &nonce)
+            wl_display_flush(connection.display)
+        case .cycles:
+            endSession()
+        }
+    }
+
+    fileprivate func handleAttestation() {
+        stamp("attested")
+        endSession()
+    }
+
+    fileprivate func handleAttestationFailed(reason: UInt32, message: String) {
+        print("assess attestation_failed \(reason) \(message)")
+        fflush(stdout)
+        printError("no signed statement (reason \(reason)): \(message)")
+        exit(1)
+    }
+
+    private func endSession() {
+        switch plan {
+        case .hold: break
         case .cycles:
             stamp("end")
             carrel_assessment_session_v1_end(session)
@@ -118,5 +150,9 @@ private let sessionListener = staticListener(carrel_assessment_session_v1_listen
     },
     ended: { data, _ in runner(data).handleEnded() },
     updated: { _, _ in },
-    update_failed: { _, _, _, _ in }
+    update_failed: { _, _, _, _ in },
+    attestation: { data, _, _, _ in runner(data).handleAttestation() },
+    attestation_failed: { data, _, reason, message in
+        runner(data).handleAttestationFailed(reason: reason, message: message.map { String(cString: $0) } ?? "")
+    }
 ))

@@ -57,6 +57,8 @@ struct PaintOptions: Equatable {
     var parent = false
     /// Begin and end this many assessment sessions once mapped.
     var assessCycles: Int?
+    /// With `assessCycles`: ask for a signed statement in each session before ending it.
+    var attest = false
     /// Begin one assessment session once mapped and keep it.
     var holdSession = false
     /// Print `frame N NS` for every frame callback.
@@ -94,6 +96,11 @@ struct PaintOptions: Equatable {
                                   end|ended NS` each time, then exit 0. On
                                   failed print `assess failed REASON MESSAGE`
                                   and exit 1
+          --attest                with --assess: after began, ask for a signed
+                                  statement (32-byte nonce) and print `milestone
+                                  attested NS` when it arrives, then end; a
+                                  refusal prints `assess attestation_failed
+                                  REASON MESSAGE` and exits 1
           --session               once mapped, begin one session (null
                                   configuration) and keep it; prints
                                   `milestone begin|began NS`
@@ -170,6 +177,8 @@ struct PaintOptions: Equatable {
                 }
             case "--session":
                 options.holdSession = true
+            case "--attest":
+                options.attest = true
             case "--print-frames":
                 options.printFrames = true
             case "--try-capture":
@@ -177,6 +186,9 @@ struct PaintOptions: Equatable {
             default:
                 throw ParseError.invalid("unknown argument '\(flag)'")
             }
+        }
+        if options.attest && options.assessCycles == nil {
+            throw ParseError.invalid("--attest needs --assess N")
         }
         if options.assessCycles != nil && options.holdSession {
             throw ParseError.invalid("--assess and --session exclude each other")

@@ -34,7 +34,8 @@ let captureInterfaces: Set<String> = [
 
 do {
     let wantsSession = options.assessCycles != nil || options.holdSession
-    let connection = try Connection(bindAssessment: wantsSession, onConnected: { milestones.reach(.connected) })
+    let connection = try Connection(bindAssessment: wantsSession, assessmentVersion: options.attest ? 3 : 1,
+                                    onConnected: { milestones.reach(.connected) })
 
     if options.tryCapture {
         // Nothing to bind unless it is announced: binding a name the registry
@@ -66,7 +67,7 @@ do {
     var assessment: AssessmentRunner?
     if wantsSession, let manager = connection.assessmentManager {
         let runner = AssessmentRunner(connection: connection, manager: manager, surface: window.surface,
-                                      plan: options.assessCycles.map { .cycles($0) } ?? .hold)
+                                      plan: options.assessCycles.map { .cycles($0) } ?? .hold, attest: options.attest)
         if options.assessCycles != nil {
             runner.onFinished = { running = false }
         }

@@ -16,6 +16,7 @@ struct CarrelCommand: ParsableCommand {
         carrel [--policy <path>] [<options>] [-- <app> [<args> ...]]
         carrel check-policy <file>
         carrel hash-passcode < passcode-file
+        carrel keygen [--key-dir <dir>] [--force]
         """,
         discussion: """
         Starts APP with WAYLAND_DISPLAY set to a private app socket and exits \
@@ -30,7 +31,7 @@ struct CarrelCommand: ParsableCommand {
         per line.
         """,
         version: version,
-        subcommands: [CheckPolicyCommand.self, HashPasscodeCommand.self]
+        subcommands: [CheckPolicyCommand.self, HashPasscodeCommand.self, KeygenCommand.self]
     )
 
     @Option(name: .long, help: ArgumentHelp("The policy file. Without this option: \(PolicyFile.defaultPath) if it exists, else the built-in policy (docs/POLICY.md).", valueName: "path"))
@@ -184,6 +185,7 @@ struct CarrelCommand: ParsableCommand {
                                         policy: overrides.applied(to: loaded.policy))
         options.requireControlSocket = controlSocket != nil
         options.policyPath = loaded.path
+        options.carrelVersion = Self.version
         // `carrelctl reload` reads the same file again, with the same overrides.
         let explicitPath = policy
         options.policySource = PolicySource(path: loaded.path ?? "\(PolicyFile.defaultPath) (absent at start: built-in policy)") {

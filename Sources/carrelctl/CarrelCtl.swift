@@ -19,10 +19,10 @@ struct CarrelCtl: ParsableCommand {
         passcode, too many wrong passcodes, ...); 64 bad usage; \
         69 Carrel cannot be reached; 76 an answer carrelctl does not \
         understand; 77 permission denied. `audit verify` exits 1 when the
-        chain is broken and 66 when the log cannot be read.
+        chain is broken and 66 when the log cannot be read; `attest verify` has exit statuses of its own (see its help).
         """,
         version: "0.1.0",
-        subcommands: [Status.self, End.self, Extend.self, Lock.self, Unlock.self, Reload.self, Audit.self]
+        subcommands: [Status.self, End.self, Extend.self, Lock.self, Unlock.self, Reload.self, Audit.self, Attest.self]
     )
 
     /// Also accepted before the command (`carrelctl --json status`).

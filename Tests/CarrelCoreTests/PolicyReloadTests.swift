@@ -24,9 +24,11 @@ struct PolicyReloadTests {
         file.outputs.allowHotplugDuringSession = true
         file.preconditions.refuseVirtualMachine = true
         file.audit.path = "/srv/audit.jsonl"
+        file.attestation.keyPath = "/srv/attestation.key"
         let reload = PolicyReload(running: .builtIn, file: file)
         #expect(reload.applied == ["app_lock", "assessment", "emergency", "guided_access", "preconditions"])
-        #expect(reload.needRestart == ["audit", "capture", "control", "kiosk", "outputs", "providers"])
+        #expect(reload.needRestart == ["attestation", "audit", "capture", "control", "kiosk", "outputs", "providers"])
+        #expect(reload.policy.attestation.keyPath == nil)
         #expect(reload.policy.preconditions == file.preconditions && reload.policy.audit == Policy.builtIn.audit)
         #expect(reload.policy.session.maximumTimeLimit == 120 && reload.policy.appLock == file.appLock)
         #expect(reload.policy.guidedAccess == file.guidedAccess && reload.policy.emergencyBinding == file.emergencyBinding)

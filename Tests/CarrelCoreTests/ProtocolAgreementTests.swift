@@ -65,6 +65,8 @@ struct ProtocolAgreementTests {
             FailureReason.allCases.map { "\($0.protocolName)=\($0.rawValue)" })
         #expect(Self.entries("carrel_assessment_session_v1", "interruption_reason") ==
             InterruptionReason.allCases.map { "\($0.protocolName)=\($0.rawValue)" })
+        #expect(Self.entries("carrel_assessment_session_v1", "attestation_failure_reason") ==
+            AttestationFailureReason.allCases.map { "\($0.protocolName)=\($0.rawValue)" })
     }
 
     @Test("each reason's version is the XML's since, and the interfaces' version is the protocol's")
@@ -82,6 +84,9 @@ struct ProtocolAgreementTests {
             AssessmentProtocol.configurationInterface: AssessmentProtocol.version,
             AssessmentProtocol.sessionInterface: AssessmentProtocol.version,
         ])
+        for reason in AttestationFailureReason.allCases {
+            #expect(Self.parsed.since["carrel_assessment_session_v1.attestation_failure_reason.\(reason.protocolName)"] == reason.since, "\(reason)")
+        }
         #expect(AssessmentProtocol.version == 3)
     }
 

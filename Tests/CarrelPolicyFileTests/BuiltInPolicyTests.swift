@@ -82,6 +82,7 @@ let builtInKeys: [BuiltInKey] = [
     BuiltInKey("preconditions.waive", .mostRestrictive) { builtIn.preconditions.waived.isEmpty },
     BuiltInKey("preconditions.virtual_machine", .notMostRestrictive) { builtIn.preconditions.refuseVirtualMachine == false },
     BuiltInKey("audit.path", .notARestriction) { builtIn.audit.path == "/var/log/carrel/audit.jsonl" },
+    BuiltInKey("attestation.key", .notARestriction) { builtIn.attestation.keyPath == nil },
 ]
 
 /// The one problem `text` has at `key`, as the reader words it.

@@ -370,3 +370,26 @@ struct PolicyFileTests {
         #expect(nobody.contains("sessions by nobody"))
     }
 }
+
+@Suite("[attestation] in the policy")
+struct AttestationPolicyFileTests {
+    @Test("key names the private key file; no table means no key")
+    func key() throws {
+        #expect(try PolicyFile.parse("", file: "p.toml").attestation.keyPath == nil)
+        let policy = try PolicyFile.parse("[attestation]\nkey = \"/etc/carrel/attestation/attestation.key\"\n", file: "p.toml")
+        #expect(policy.attestation.keyPath == "/etc/carrel/attestation/attestation.key")
+        #expect(policy.summary.contains("attestation key /etc/carrel/attestation/attestation.key"))
+    }
+
+    @Test("a relative path or an unknown key is a problem with its line")
+    func problems() {
+        for text in ["[attestation]\nkey = \"attestation.key\"\n", "[attestation]\nkey = \"/a/../b\"\n", "[attestation]\npath = \"/k\"\n"] {
+            do {
+                _ = try PolicyFile.parse(text, file: "p.toml")
+                Issue.record("accepted: \(text)")
+            } catch {
+                #expect(error.problems.count == 1 && error.problems[0].key.hasPrefix("attestation."), "\(error.problems)")
+            }
+        }
+    }
+}

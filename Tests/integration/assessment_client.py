@@ -39,6 +39,7 @@ Commands:
   deny_network C ID | deny_owner_network C   (version 3) take the network away
   begin S M W C|null        manager M begins session S for surface W
   end S | update S C | destroy S
+  attest S HEX|empty        request_attestation on S with the nonce HEX (or none)
   flood_selection N         wl_data_device.set_selection(null, 0) N times back to
                             back (blocked attempts during a session); prints
                             `flooded N` once they are sent (sync to know they arrived)
@@ -55,6 +56,7 @@ Events printed (one line each, flushed at once):
   manager M feature FEATURE ENFORCEMENT | manager M lock_state STATE | manager M done
   session S began | session S failed REASON MESSAGE | session S interrupted REASON MESSAGE
   session S ended | session S updated | session S update_failed REASON MESSAGE
+  session S attestation STATEMENT_BASE64 SIGNATURE_BASE64 | session S attestation_failed REASON MESSAGE
   error INTERFACE CODE OBJECT_ID   a protocol error (wl_display_get_protocol_error);
                                    followed by `disconnected ERRNO`, exit status 3
   disconnected ERRNO               the connection failed otherwise; exit status 2
@@ -63,6 +65,7 @@ Events printed (one line each, flushed at once):
 
 from __future__ import annotations
 
+import base64
 import ctypes
 import errno
 import mmap
@@ -319,7 +322,27 @@ class Client:
         d["ended"] = lambda _: emit("session", session_name, "ended")
         d["updated"] = lambda _: emit("session", session_name, "updated")
         d["update_failed"] = lambda _, r, m: emit("session", session_name, "update_failed", r, m)
+        d["attestation"] = lambda _, statement, signature: emit(
+            "session", session_name, "attestation",
+            base64.b64encode(statement.encode()).decode(), base64.b64encode(bytes(signature)).decode())
+        d["attestation_failed"] = lambda _, r, m: emit("session", session_name, "attestation_failed", r, m)
         self.objects[session_name] = session
+
+    def request_attestation(self, session, nonce: bytes) -> None:
+        """request_attestation marshalled here: pywayland's own marshalling of
+        array arguments fails (it cannot allocate a `void[]`), so the one
+        wl_argument (a wl_array with the nonce) is built with cffi directly."""
+        from pywayland import lib
+        ffi = self.ffi
+        opcode = [r.name for r in self.ca.CarrelAssessmentSessionV1.requests].index("request_attestation")
+        data = ffi.new("char[]", max(1, len(nonce)))
+        ffi.buffer(data, len(nonce))[:] = nonce
+        array = ffi.new("struct wl_array *")
+        array.size = array.alloc = len(nonce)
+        array.data = data
+        arguments = ffi.new("union wl_argument[]", 1)
+        arguments[0].a = array
+        lib.wl_proxy_marshal_array(ffi.cast("struct wl_proxy *", session._ptr), opcode, arguments)
 
     def watch_selection(self) -> None:
         wl = self.wl
@@ -458,6 +481,8 @@ class Client:
             o[args[0]].end()
         elif op == "update":
             o[args[0]].update(o[args[1]])
+        elif op == "attest":
+            self.request_attestation(o[args[0]], bytes.fromhex(args[1]) if args[1] != "empty" else b"")
         elif op == "destroy":
             o.pop(args[0]).destroy()
         elif op == "close_window":

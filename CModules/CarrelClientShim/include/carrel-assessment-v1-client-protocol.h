@@ -861,6 +861,71 @@ enum carrel_assessment_session_v1_interruption_reason {
 };
 #endif /* CARREL_ASSESSMENT_SESSION_V1_INTERRUPTION_REASON_ENUM */
 
+#ifndef CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_ENUM
+#define CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_ENUM
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ * why no attestation was sent
+ *
+ * The reason carried by attestation_failed.
+ */
+enum carrel_assessment_session_v1_attestation_failure_reason {
+	/**
+	 * a reason not listed here, including reasons added in later versions
+	 * @since 3
+	 */
+	CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_OTHER = 0,
+	/**
+	 * this machine cannot sign attestations
+	 *
+	 * The administrator's policy names no attestation key, or the
+	 * key could not be read when the compositor started. Asking again
+	 * will not help; the message says what the administrator can do.
+	 * @since 3
+	 */
+	CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_UNAVAILABLE = 1,
+	/**
+	 * the nonce is shorter than 16 or longer than 256 bytes
+	 * @since 3
+	 */
+	CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_INVALID_NONCE = 2,
+	/**
+	 * the session has not begun, or is ending
+	 * @since 3
+	 */
+	CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_NOT_ACTIVE = 3,
+	/**
+	 * the statement would not fit in one event
+	 *
+	 * The statement would exceed 3072 bytes (for example, because
+	 * the configuration names very many participants), so it was not
+	 * sent.
+	 * @since 3
+	 */
+	CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_TOO_LARGE = 4,
+};
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ */
+#define CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_OTHER_SINCE_VERSION 3
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ */
+#define CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_UNAVAILABLE_SINCE_VERSION 3
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ */
+#define CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_INVALID_NONCE_SINCE_VERSION 3
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ */
+#define CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_NOT_ACTIVE_SINCE_VERSION 3
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ */
+#define CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_TOO_LARGE_SINCE_VERSION 3
+#endif /* CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_ENUM */
+
 /**
  * @ingroup iface_carrel_assessment_session_v1
  * @struct carrel_assessment_session_v1_listener
@@ -937,6 +1002,34 @@ struct carrel_assessment_session_v1_listener {
 			      struct carrel_assessment_session_v1 *carrel_assessment_session_v1,
 			      uint32_t reason,
 			      const char *message);
+	/**
+	 * a signed statement about the session
+	 *
+	 * Answers the oldest unanswered request_attestation: the
+	 * statement's canonical JSON and its Ed25519 signature (64 bytes)
+	 * made with the machine's attestation key. The statement is at
+	 * most 3072 bytes.
+	 * @param statement the statement, canonical JSON
+	 * @param signature Ed25519 signature of the statement's bytes
+	 * @since 3
+	 */
+	void (*attestation)(void *data,
+			    struct carrel_assessment_session_v1 *carrel_assessment_session_v1,
+			    const char *statement,
+			    struct wl_array *signature);
+	/**
+	 * no statement for the oldest request
+	 *
+	 * The oldest unanswered request_attestation gets no statement,
+	 * for the given reason. The session is not affected.
+	 * @param reason why
+	 * @param message a human-readable explanation for logs
+	 * @since 3
+	 */
+	void (*attestation_failed)(void *data,
+				   struct carrel_assessment_session_v1 *carrel_assessment_session_v1,
+				   uint32_t reason,
+				   const char *message);
 };
 
 /**
@@ -953,6 +1046,7 @@ carrel_assessment_session_v1_add_listener(struct carrel_assessment_session_v1 *c
 #define CARREL_ASSESSMENT_SESSION_V1_DESTROY 0
 #define CARREL_ASSESSMENT_SESSION_V1_END 1
 #define CARREL_ASSESSMENT_SESSION_V1_UPDATE 2
+#define CARREL_ASSESSMENT_SESSION_V1_REQUEST_ATTESTATION 3
 
 /**
  * @ingroup iface_carrel_assessment_session_v1
@@ -978,6 +1072,14 @@ carrel_assessment_session_v1_add_listener(struct carrel_assessment_session_v1 *c
  * @ingroup iface_carrel_assessment_session_v1
  */
 #define CARREL_ASSESSMENT_SESSION_V1_UPDATE_FAILED_SINCE_VERSION 1
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ */
+#define CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_SINCE_VERSION 3
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ */
+#define CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILED_SINCE_VERSION 3
 
 /**
  * @ingroup iface_carrel_assessment_session_v1
@@ -991,6 +1093,10 @@ carrel_assessment_session_v1_add_listener(struct carrel_assessment_session_v1 *c
  * @ingroup iface_carrel_assessment_session_v1
  */
 #define CARREL_ASSESSMENT_SESSION_V1_UPDATE_SINCE_VERSION 1
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ */
+#define CARREL_ASSESSMENT_SESSION_V1_REQUEST_ATTESTATION_SINCE_VERSION 3
 
 /** @ingroup iface_carrel_assessment_session_v1 */
 static inline void
@@ -1071,6 +1177,41 @@ carrel_assessment_session_v1_update(struct carrel_assessment_session_v1 *carrel_
 {
 	wl_proxy_marshal_flags((struct wl_proxy *) carrel_assessment_session_v1,
 			 CARREL_ASSESSMENT_SESSION_V1_UPDATE, NULL, wl_proxy_get_version((struct wl_proxy *) carrel_assessment_session_v1), 0, configuration);
+}
+
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ *
+ * Asks the compositor for a statement about this session, signed with
+ * the machine's attestation key, that the client can hand to an exam
+ * server together with its answers. The nonce is the one the server
+ * issued; the server checks that the statement carries it, so a
+ * statement cannot be replayed for another submission.
+ *
+ * The statement is canonical JSON (object keys sorted, no whitespace,
+ * UTF-8) naming the nonce (hex), the session, when it began, digests of
+ * the session's configuration and of the policy, the preconditions
+ * checked and any waived, the virtual-machine finding, the
+ * compositor's version and a digest of its executable, the counts of
+ * blocked attempts by kind so far, whether the session was
+ * interrupted, and the head of the audit log's hash chain. A request
+ * sent immediately before end gives the closing statement: the
+ * compositor answers it, then ends the session. docs/ATTESTATION.md
+ * describes every field.
+ *
+ * The compositor answers every request with exactly one of attestation
+ * and attestation_failed, in the order of the requests, unless the
+ * session ends or is destroyed first. Before began the answer is
+ * attestation_failed(not_active). A nonce shorter than 16 bytes or
+ * longer than 256 bytes is answered with
+ * attestation_failed(invalid_nonce); it is not a protocol error.
+ * After failed or ended, the request is ignored.
+ */
+static inline void
+carrel_assessment_session_v1_request_attestation(struct carrel_assessment_session_v1 *carrel_assessment_session_v1, struct wl_array *nonce)
+{
+	wl_proxy_marshal_flags((struct wl_proxy *) carrel_assessment_session_v1,
+			 CARREL_ASSESSMENT_SESSION_V1_REQUEST_ATTESTATION, NULL, wl_proxy_get_version((struct wl_proxy *) carrel_assessment_session_v1), 0, nonce);
 }
 
 #ifdef  __cplusplus

@@ -88,6 +88,7 @@ static const struct wl_message carrel_assessment_session_v1_requests[] = {
 	{ "destroy", "", carrel_assessment_v1_types + 0 },
 	{ "end", "", carrel_assessment_v1_types + 0 },
 	{ "update", "o", carrel_assessment_v1_types + 6 },
+	{ "request_attestation", "3a", carrel_assessment_v1_types + 0 },
 };
 
 static const struct wl_message carrel_assessment_session_v1_events[] = {
@@ -97,11 +98,13 @@ static const struct wl_message carrel_assessment_session_v1_events[] = {
 	{ "ended", "", carrel_assessment_v1_types + 0 },
 	{ "updated", "", carrel_assessment_v1_types + 0 },
 	{ "update_failed", "us", carrel_assessment_v1_types + 0 },
+	{ "attestation", "3sa", carrel_assessment_v1_types + 0 },
+	{ "attestation_failed", "3us", carrel_assessment_v1_types + 0 },
 };
 
 WL_PRIVATE const struct wl_interface carrel_assessment_session_v1_interface = {
 	"carrel_assessment_session_v1", 3,
-	3, carrel_assessment_session_v1_requests,
-	6, carrel_assessment_session_v1_events,
+	4, carrel_assessment_session_v1_requests,
+	8, carrel_assessment_session_v1_events,
 };
 

@@ -778,6 +778,71 @@ enum carrel_assessment_session_v1_interruption_reason {
 };
 #endif /* CARREL_ASSESSMENT_SESSION_V1_INTERRUPTION_REASON_ENUM */
 
+#ifndef CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_ENUM
+#define CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_ENUM
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ * why no attestation was sent
+ *
+ * The reason carried by attestation_failed.
+ */
+enum carrel_assessment_session_v1_attestation_failure_reason {
+	/**
+	 * a reason not listed here, including reasons added in later versions
+	 * @since 3
+	 */
+	CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_OTHER = 0,
+	/**
+	 * this machine cannot sign attestations
+	 *
+	 * The administrator's policy names no attestation key, or the
+	 * key could not be read when the compositor started. Asking again
+	 * will not help; the message says what the administrator can do.
+	 * @since 3
+	 */
+	CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_UNAVAILABLE = 1,
+	/**
+	 * the nonce is shorter than 16 or longer than 256 bytes
+	 * @since 3
+	 */
+	CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_INVALID_NONCE = 2,
+	/**
+	 * the session has not begun, or is ending
+	 * @since 3
+	 */
+	CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_NOT_ACTIVE = 3,
+	/**
+	 * the statement would not fit in one event
+	 *
+	 * The statement would exceed 3072 bytes (for example, because
+	 * the configuration names very many participants), so it was not
+	 * sent.
+	 * @since 3
+	 */
+	CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_TOO_LARGE = 4,
+};
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ */
+#define CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_OTHER_SINCE_VERSION 3
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ */
+#define CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_UNAVAILABLE_SINCE_VERSION 3
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ */
+#define CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_INVALID_NONCE_SINCE_VERSION 3
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ */
+#define CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_NOT_ACTIVE_SINCE_VERSION 3
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ */
+#define CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_TOO_LARGE_SINCE_VERSION 3
+#endif /* CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILURE_REASON_ENUM */
+
 /**
  * @ingroup iface_carrel_assessment_session_v1
  * @struct carrel_assessment_session_v1_interface
@@ -834,6 +899,39 @@ struct carrel_assessment_session_v1_interface {
 	void (*update)(struct wl_client *client,
 		       struct wl_resource *resource,
 		       struct wl_resource *configuration);
+	/**
+	 * ask for a signed statement about the session
+	 *
+	 * Asks the compositor for a statement about this session, signed
+	 * with the machine's attestation key, that the client can hand to
+	 * an exam server together with its answers. The nonce is the one
+	 * the server issued; the server checks that the statement carries
+	 * it, so a statement cannot be replayed for another submission.
+	 *
+	 * The statement is canonical JSON (object keys sorted, no
+	 * whitespace, UTF-8) naming the nonce (hex), the session, when it
+	 * began, digests of the session's configuration and of the policy,
+	 * the preconditions checked and any waived, the virtual-machine
+	 * finding, the compositor's version and a digest of its
+	 * executable, the counts of blocked attempts by kind so far,
+	 * whether the session was interrupted, and the head of the audit
+	 * log's hash chain. A request sent immediately before end gives
+	 * the closing statement: the compositor answers it, then ends the
+	 * session. docs/ATTESTATION.md describes every field.
+	 *
+	 * The compositor answers every request with exactly one of
+	 * attestation and attestation_failed, in the order of the
+	 * requests, unless the session ends or is destroyed first. Before
+	 * began the answer is attestation_failed(not_active). A nonce
+	 * shorter than 16 bytes or longer than 256 bytes is answered with
+	 * attestation_failed(invalid_nonce); it is not a protocol error.
+	 * After failed or ended, the request is ignored.
+	 * @param nonce the exam server's nonce, 16 to 256 bytes
+	 * @since 3
+	 */
+	void (*request_attestation)(struct wl_client *client,
+				    struct wl_resource *resource,
+				    struct wl_array *nonce);
 };
 
 #define CARREL_ASSESSMENT_SESSION_V1_BEGAN 0
@@ -842,6 +940,8 @@ struct carrel_assessment_session_v1_interface {
 #define CARREL_ASSESSMENT_SESSION_V1_ENDED 3
 #define CARREL_ASSESSMENT_SESSION_V1_UPDATED 4
 #define CARREL_ASSESSMENT_SESSION_V1_UPDATE_FAILED 5
+#define CARREL_ASSESSMENT_SESSION_V1_ATTESTATION 6
+#define CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILED 7
 
 /**
  * @ingroup iface_carrel_assessment_session_v1
@@ -867,6 +967,14 @@ struct carrel_assessment_session_v1_interface {
  * @ingroup iface_carrel_assessment_session_v1
  */
 #define CARREL_ASSESSMENT_SESSION_V1_UPDATE_FAILED_SINCE_VERSION 1
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ */
+#define CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_SINCE_VERSION 3
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ */
+#define CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILED_SINCE_VERSION 3
 
 /**
  * @ingroup iface_carrel_assessment_session_v1
@@ -880,6 +988,10 @@ struct carrel_assessment_session_v1_interface {
  * @ingroup iface_carrel_assessment_session_v1
  */
 #define CARREL_ASSESSMENT_SESSION_V1_UPDATE_SINCE_VERSION 1
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ */
+#define CARREL_ASSESSMENT_SESSION_V1_REQUEST_ATTESTATION_SINCE_VERSION 3
 
 /**
  * @ingroup iface_carrel_assessment_session_v1
@@ -951,6 +1063,32 @@ static inline void
 carrel_assessment_session_v1_send_update_failed(struct wl_resource *resource_, uint32_t reason, const char *message)
 {
 	wl_resource_post_event(resource_, CARREL_ASSESSMENT_SESSION_V1_UPDATE_FAILED, reason, message);
+}
+
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ * Sends an attestation event to the client owning the resource.
+ * @param resource_ The client's resource
+ * @param statement the statement, canonical JSON
+ * @param signature Ed25519 signature of the statement's bytes
+ */
+static inline void
+carrel_assessment_session_v1_send_attestation(struct wl_resource *resource_, const char *statement, struct wl_array *signature)
+{
+	wl_resource_post_event(resource_, CARREL_ASSESSMENT_SESSION_V1_ATTESTATION, statement, signature);
+}
+
+/**
+ * @ingroup iface_carrel_assessment_session_v1
+ * Sends an attestation_failed event to the client owning the resource.
+ * @param resource_ The client's resource
+ * @param reason why
+ * @param message a human-readable explanation for logs
+ */
+static inline void
+carrel_assessment_session_v1_send_attestation_failed(struct wl_resource *resource_, uint32_t reason, const char *message)
+{
+	wl_resource_post_event(resource_, CARREL_ASSESSMENT_SESSION_V1_ATTESTATION_FAILED, reason, message);
 }
 
 #ifdef  __cplusplus

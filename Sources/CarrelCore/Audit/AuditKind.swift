@@ -13,6 +13,9 @@ public enum AuditKind {
     /// Setting the clipboard, the primary selection, or starting a drag, refused.
     public static let clipboard = "clipboard"
 
+    /// Every kind above, for reports that list each one.
+    public static let all = [hiddenGlobal, capture, virtualInput, foreignWindow, focusSteal, clipboard]
+
     static let virtualInputInterfaces: Set<String> = [
         "zwp_virtual_keyboard_manager_v1", "zwp_virtual_keyboard_v1", "zwlr_virtual_pointer_manager_v1",
         "zwp_input_method_manager_v2",

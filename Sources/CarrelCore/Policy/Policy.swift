@@ -30,6 +30,8 @@ public struct Policy: Sendable, Equatable {
     public var preconditions: PreconditionPolicy
     /// Where the audit log goes (`[audit]`).
     public var audit: AuditPolicy
+    /// `[attestation]`: the key signed statements about sessions are made with.
+    public var attestation: AttestationPolicy
 
     public init(
         session: SessionPolicy = SessionPolicy(),
@@ -44,7 +46,8 @@ public struct Policy: Sendable, Equatable {
         control: ControlPolicy = ControlPolicy(),
         providers: ProvidersPolicy = ProvidersPolicy(),
         preconditions: PreconditionPolicy = PreconditionPolicy(),
-        audit: AuditPolicy = AuditPolicy()
+        audit: AuditPolicy = AuditPolicy(),
+        attestation: AttestationPolicy = AttestationPolicy()
     ) {
         self.session = session
         self.participants = participants
@@ -59,6 +62,7 @@ public struct Policy: Sendable, Equatable {
         self.providers = providers
         self.preconditions = preconditions
         self.audit = audit
+        self.attestation = attestation
     }
 
     /// What Carrel runs under with no policy file, and what a key a file
@@ -271,5 +275,19 @@ public struct AuditPolicy: Sendable, Equatable {
 
     public init(path: String = AuditPolicy.defaultPath) {
         self.path = path
+    }
+}
+
+/// `[attestation]`: signed statements about sessions for exam servers.
+public struct AttestationPolicy: Sendable, Equatable {
+    /// The private key file `carrel keygen` wrote; nil: no statements
+    /// (requests are answered with `attestation_failed(unavailable)`).
+    public var keyPath: String?
+
+    /// Where `carrel keygen` writes the key when not told otherwise.
+    public static let defaultKeyDirectory = "/etc/carrel/attestation"
+
+    public init(keyPath: String? = nil) {
+        self.keyPath = keyPath
     }
 }

@@ -49,6 +49,8 @@ public struct PolicyReload: Sendable, Equatable {
         keep("control", \.control)
         keep("providers", \.providers)
         keep("audit", \.audit)
+        // The attestation key is read once, at start.
+        keep("attestation", \.attestation)
 
         policy = merged
         self.applied = applied.sorted()
