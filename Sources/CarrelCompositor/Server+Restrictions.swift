@@ -28,6 +28,14 @@ extension Server {
         if restrictionsHeldFor != set.session, let unmet = unmetPreconditions(for: set.session) {
             return .unsupported(unmet)
         }
+        // An allowed magnifier this renderer cannot draw would be allowed
+        // with nothing behind it: the session fails instead.
+        if set.allowedFeatures.contains(.screenMagnifier), !WlrootsVersion.canDrawMagnifier(renderer) {
+            let message = "screen_magnifier is allowed, but Carrel can draw its magnifier only with the pixman renderer and this one is not; deny the feature, or run Carrel with WLR_RENDERER=pixman"
+            logger.error("restrictions for \(set.session): \(message)")
+            audit.record("magnifier_unavailable", session: set.session, detail: message)
+            return .failed(message)
+        }
         // Participants the set adds start first, all or nothing: one that
         // cannot start leaves the running ones as they were.
         let participantsBefore = Array(participants.running)

@@ -80,6 +80,8 @@ struct DeskDouble {
     private(set) var relaunchPending = false
     private(set) var relaunches = 0
     private(set) var vtSwitches: [Int] = []
+    /// What the outputs draw for the magnifier, as the compositor was last told.
+    private(set) var drawnMagnifier = Magnifier.off
     private(set) var selections: [(SelectionKind, accepted: Bool, audited: Bool)] = []
     private(set) var blocked: [String] = []
     private(set) var passcodeChecks = 0
@@ -174,6 +176,8 @@ struct DeskDouble {
             return desk.shutdown("Carrel is shutting down")
         case .switchVirtualTerminal(let vt):
             vtSwitches.append(vt)
+        case .drawMagnifier(let magnifier):
+            drawnMagnifier = magnifier
         case .raiseWindow(let id):
             raised.append(id)
         case .relaunchParticipant(let id):

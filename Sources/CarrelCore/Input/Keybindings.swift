@@ -56,3 +56,28 @@ public enum Keybindings {
         return nil
     }
 }
+
+/// What the policy's `[magnifier]` keys do.
+public enum MagnifierAction: Sendable, Equatable, CaseIterable {
+    case zoomIn
+    case zoomOut
+    case zoomOff
+    case nextColourFilter
+}
+
+/// The policy's `[magnifier]` keys with their keys resolved to keysyms by
+/// the compositor (xkbcommon), as `EmergencyBinding`s.
+public struct MagnifierKeys: Sendable, Equatable {
+    public var bindings: [MagnifierAction: EmergencyBinding]
+
+    public init(_ bindings: [MagnifierAction: EmergencyBinding] = [:]) { self.bindings = bindings }
+
+    /// The action of a pressed key, or nil when it is none of them.
+    /// Matched only while the session allows `screen_magnifier`; otherwise
+    /// these are ordinary keys and go to the exam like any other.
+    public func action(forPressed keysyms: [UInt32], modifiers: Set<KeyCombination.Modifier>,
+                       magnifierAllowed: Bool) -> MagnifierAction? {
+        guard magnifierAllowed else { return nil }
+        return MagnifierAction.allCases.first { bindings[$0]?.matches(keysyms: keysyms, modifiers: modifiers) ?? false }
+    }
+}

@@ -30,6 +30,8 @@ public struct Policy: Sendable, Equatable {
     public var preconditions: PreconditionPolicy
     /// Where the audit log goes (`[audit]`).
     public var audit: AuditPolicy
+    /// The magnifier's keys (`[magnifier]`), working only in sessions that allow it.
+    public var magnifier: MagnifierPolicy
 
     public init(
         session: SessionPolicy = SessionPolicy(),
@@ -44,7 +46,8 @@ public struct Policy: Sendable, Equatable {
         control: ControlPolicy = ControlPolicy(),
         providers: ProvidersPolicy = ProvidersPolicy(),
         preconditions: PreconditionPolicy = PreconditionPolicy(),
-        audit: AuditPolicy = AuditPolicy()
+        audit: AuditPolicy = AuditPolicy(),
+        magnifier: MagnifierPolicy = MagnifierPolicy()
     ) {
         self.session = session
         self.participants = participants
@@ -59,6 +62,7 @@ public struct Policy: Sendable, Equatable {
         self.providers = providers
         self.preconditions = preconditions
         self.audit = audit
+        self.magnifier = magnifier
     }
 
     /// What Carrel runs under with no policy file, and what a key a file
@@ -230,6 +234,34 @@ public struct AppLockPolicy: Sendable, Equatable {
         self.allowedExecutables = allowedExecutables
         self.requireConfirmation = requireConfirmation
         self.bannerDuration = bannerDuration
+    }
+}
+
+/// `[magnifier]`: the keys that zoom the screen and cycle its colour
+/// filter. They act only during a session that allows `screen_magnifier`;
+/// otherwise they are ordinary keys and go to the focused window.
+public struct MagnifierPolicy: Sendable, Equatable {
+    public var zoomIn: KeyCombination
+    public var zoomOut: KeyCombination
+    public var zoomOff: KeyCombination
+    public var colourFilter: KeyCombination
+
+    /// Logo+Alt with `=` (in), `-` (out), `0` (off) and `c` (colour filter),
+    /// as other desktops' magnifiers use Logo+Alt+= and Logo+Alt+-.
+    public init(zoomIn: KeyCombination = KeyCombination(modifiers: [.logo, .alt], keyName: "equal"),
+                zoomOut: KeyCombination = KeyCombination(modifiers: [.logo, .alt], keyName: "minus"),
+                zoomOff: KeyCombination = KeyCombination(modifiers: [.logo, .alt], keyName: "0"),
+                colourFilter: KeyCombination = KeyCombination(modifiers: [.logo, .alt], keyName: "c")) {
+        self.zoomIn = zoomIn
+        self.zoomOut = zoomOut
+        self.zoomOff = zoomOff
+        self.colourFilter = colourFilter
+    }
+
+    /// Each action's combination, with the policy key that sets it.
+    public var combinations: [(action: MagnifierAction, key: String, combination: KeyCombination)] {
+        [(.zoomIn, "zoom_in", zoomIn), (.zoomOut, "zoom_out", zoomOut), (.zoomOff, "zoom_off", zoomOff),
+         (.nextColourFilter, "colour_filter", colourFilter)]
     }
 }
 
