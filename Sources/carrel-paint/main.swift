@@ -59,7 +59,7 @@ do {
     let window = PaintWindow(
         connection: connection,
         look: .init(title: "carrel-paint", color: options.color,
-                    defaultSize: options.size, fixedSize: options.fixedSize),
+                    defaultSize: options.size, fixedSize: options.fixedSize, checker: options.checker),
         frameRequests: frameRequests,
         milestones: milestones)
     var dialog: PaintWindow?
@@ -70,6 +70,7 @@ do {
         if options.assessCycles != nil {
             runner.onFinished = { running = false }
         }
+        runner.allowMagnifier = options.allowMagnifier
         assessment = runner
     }
 
@@ -103,6 +104,12 @@ do {
             window.commitUnthrottledFrame()
             commits += 1
             if let every = options.raiseEvery, commits % every == 0 { window.toggleFullscreen() }
+        }
+    } else if let endAfterMs = options.endAfterMs {
+        try connection.dispatch(while: { running }, every: 20_000_000) {
+            if let since = assessment?.heldSince, MonotonicClock.nanoseconds() >= since + UInt64(endAfterMs) * 1_000_000 {
+                assessment?.endHeld()
+            }
         }
     } else {
         try connection.dispatch(while: { running })

@@ -1,0 +1,195 @@
+"""The magnifier Carrel draws itself (`screen_magnifier`), as the X server shows it:
+carrel nested in Xvfb (wlroots' x11 backend, pixman renderer), carrel-paint filling
+the output with a checkerboard of 2x2-pixel cells, real key presses (XTEST, through
+xdotool) and the X server's own screenshots (`xwd -root`).
+
+The session is carrel-paint's own (`--session --allow-magnifier --end-after-ms`),
+so the screen after its `end` can be checked while the app still runs; or
+Carrel's own (`--assessment=CONFIG`), which `carrelctl end` interrupts.
+
+Expected pixels are computed here from the pattern and the magnifier's rule (the
+point under the pointer stays where it is: the region's origin is
+pointer - pointer // zoom), not taken from Carrel."""
+
+import subprocess
+import time
+
+import pytest
+
+import carrel_harness as h
+from test_assessment_mode import began, stderr, wait_log
+from test_carrelctl import Ctl, carrelctl, control_dir  # noqa: F401 (fixtures)
+from test_enforcement import x_windows
+from test_visual import save, screenshot, start_xvfb
+
+CELL = 2
+COLOUR = (0xd2, 0x6a, 0x1e)
+WHITE = (0xff, 0xff, 0xff)
+POINTER = (400, 300)
+# Boxes checked pixel by pixel, away from the pointer (a cursor image there
+# would be neither pattern) and inside a 1024x768 or larger output.
+BOXES = [(40, 40, 120, 120), (600, 480, 680, 560), (900, 100, 980, 180)]
+TOLERANCE = 4
+# carrel-paint ends its own session this long after began: time for every step before.
+SESSION_MS = 12000
+
+
+def checker(x: int, y: int) -> tuple:
+    return COLOUR if (x // CELL + y // CELL) % 2 == 0 else WHITE
+
+
+def inverted(rgb: tuple) -> tuple:
+    return tuple(255 - c for c in rgb)
+
+
+def expected_pixel(x: int, y: int, zoom: int, invert: bool) -> tuple:
+    ox, oy = POINTER[0] - POINTER[0] // zoom, POINTER[1] - POINTER[1] // zoom
+    rgb = checker(ox + x // zoom, oy + y // zoom)
+    return inverted(rgb) if invert else rgb
+
+
+def mismatches(image, zoom: int, invert: bool) -> list:
+    bad = []
+    for x0, y0, x1, y1 in BOXES:
+        for y in range(y0, y1):
+            for x in range(x0, x1):
+                want = expected_pixel(x, y, zoom, invert)
+                got = image.pixel(x, y)
+                if any(abs(a - b) > TOLERANCE for a, b in zip(got, want)):
+                    bad.append(((x, y), got, want))
+    return bad
+
+
+def start(carrel, paint_bin, procs, logdir, logs, tmp_path, control_dir, *, allow, own_session_ms=None):  # noqa: F811
+    """Carrel with carrel-paint's checkerboard in a session allowing `allow`: Carrel's
+    own (`--assessment`), or with `own_session_ms` carrel-paint's, which it ends
+    that long after began."""
+    display = start_xvfb(procs, logdir, logs)
+    socket = control_dir / "ctl" / "control.sock"
+    app = [str(paint_bin), "--checker", str(CELL), "--color", "%02x%02x%02x" % COLOUR]
+    args = ["--control-socket", str(socket)]
+    if own_session_ms is None:
+        config = tmp_path / "exam.toml"
+        config.write_text("allow = [%s]\n" % ", ".join(f'"{name}"' for name in allow))
+        args.append(f"--assessment={config}")
+    else:
+        assert allow in ([], ["screen_magnifier"])
+        app += ["--session", "--end-after-ms", str(own_session_ms)] + (["--allow-magnifier"] if allow else [])
+    c = carrel.start(app=app, args=args, backend="x11", env={"DISPLAY": display})
+    if own_session_ms is None:
+        began(c, str(paint_bin))
+    else:
+        assert h.wait_until(lambda: "milestone began" in c.stdout_path.read_text(errors="replace"), 15), \
+            f"carrel-paint's session never began\n{c.evidence()}"
+    assert h.wait_until(lambda: x_windows(display), 10), "carrel has no X window"
+    env = h.clean_env({"DISPLAY": display})
+    subprocess.run(["xdotool", "windowfocus", "--sync", x_windows(display)[0]], env=env, check=True, timeout=10)
+    subprocess.run(["xdotool", "mousemove", "--sync", str(POINTER[0]), str(POINTER[1])], env=env, check=True,
+                   timeout=10)
+    return c, display, env, socket
+
+
+def wait_for_screen(display, zoom, invert, artifacts_dir, name, c, timeout=15):
+    shot = [None]
+
+    def shows():
+        shot[0] = screenshot(display)
+        return not mismatches(shot[0], zoom, invert)
+
+    ok = h.wait_until(shows, timeout, interval=0.25)
+    png = save(shot[0], artifacts_dir, name)
+    bad = mismatches(shot[0], zoom, invert)
+    assert ok, (f"{name}: within {timeout} s the screen did not show the checkerboard at {zoom}x"
+                f"{' inverted' if invert else ''}: {len(bad)} pixels differ, e.g. (point, got, want) {bad[:4]}; "
+                f"screenshot {png}\n{c.evidence()}")
+    return shot[0]
+
+
+def assert_unchanged_for(display, seconds, artifacts_dir, name, c):
+    """Nothing to wait for when nothing happens: the plain pattern, every
+    quarter second for `seconds`, ample time for a zoom to show."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        shot = screenshot(display)
+        bad = mismatches(shot, 1, False)
+        assert not bad, (f"{name}: the keys changed the screen: (point, got, want) {bad[:4]}; "
+                         f"{save(shot, artifacts_dir, name)}\n{c.evidence()}")
+        time.sleep(0.25)
+
+
+def press(env, *keys):
+    subprocess.run(["xdotool", "key", "--delay", "60", *keys], env=env, check=True, timeout=20)
+
+
+def test_allowed_magnifier_zooms_inverts_and_is_gone_after_end(carrel, paint_bin, procs, logdir, logs,
+                                                                tmp_path, control_dir, artifacts_dir):  # noqa: F811
+    h.require_tool("xdotool")
+    c, display, env, _ = start(carrel, paint_bin, procs, logdir, logs, tmp_path, control_dir,
+                               allow=["screen_magnifier"], own_session_ms=SESSION_MS)
+    out = lambda: c.stdout_path.read_text(errors="replace")  # noqa: E731
+    wait_for_screen(display, 1, False, artifacts_dir, "magnifier-before", c)
+    # The check can fail: the unzoomed pattern is not the zoomed one.
+    assert mismatches(screenshot(display), 2, False), "the 1x and 2x patterns cannot be told apart here"
+
+    press(env, "super+alt+equal")
+    wait_for_screen(display, 2, False, artifacts_dir, "magnifier-zoom-2", c)
+    press(env, "super+alt+equal")
+    wait_for_screen(display, 3, False, artifacts_dir, "magnifier-zoom-3", c)
+    press(env, "super+alt+minus")
+    wait_for_screen(display, 2, False, artifacts_dir, "magnifier-zoom-back-to-2", c)
+
+    # Inverted: exact complements, #d26a1e becomes #2d95e1 and white black.
+    press(env, "super+alt+c")
+    shot = wait_for_screen(display, 2, True, artifacts_dir, "magnifier-inverted", c)
+    seen = {shot.pixel(x, y) for x in range(40, 48) for y in range(40, 48)}
+    assert seen == {(0x2d, 0x95, 0xe1), (0, 0, 0)}, f"the inverted cells are {seen}"
+
+    # Zoom off keeps the filter; zoom in again.
+    press(env, "super+alt+0")
+    wait_for_screen(display, 1, True, artifacts_dir, "magnifier-zoom-off-still-inverted", c)
+    press(env, "super+alt+equal")
+    wait_for_screen(display, 2, True, artifacts_dir, "magnifier-zoomed-again", c)
+    assert "milestone end " not in out(), \
+        f"the session ended before every step was checked; raise SESSION_MS ({SESSION_MS})\n{c.evidence()}"
+
+    # carrel-paint ends its session: the screen is the plain pattern again.
+    assert h.wait_until(lambda: "milestone ended" in out(), SESSION_MS / 1000 + 10), \
+        f"carrel-paint's session never ended\n{c.evidence()}"
+    wait_for_screen(display, 1, False, artifacts_dir, "magnifier-after-end", c)
+    assert "magnifier: off: the session's restrictions were lifted" in stderr(c), c.evidence()
+    # After the end the keys are ordinary keys: nothing zooms.
+    press(env, "super+alt+equal", "super+alt+c")
+    assert_unchanged_for(display, 2.0, artifacts_dir, "magnifier-keys-after-end", c)
+    assert c.alive(), c.evidence()
+
+
+def test_interruption_turns_the_magnifier_off(carrel, paint_bin, procs, logdir, logs, tmp_path,
+                                              control_dir, carrelctl, artifacts_dir):  # noqa: F811
+    """`carrelctl end` interrupts Carrel's own session (administrative): the
+    restrictions stay until the app exits, the magnifier goes at once and its
+    keys are ordinary keys while the session is interrupted."""
+    h.require_tool("xdotool")
+    c, display, env, socket = start(carrel, paint_bin, procs, logdir, logs, tmp_path, control_dir,
+                                    allow=["screen_magnifier"])
+    wait_for_screen(display, 1, False, artifacts_dir, "magnifier-interrupt-before", c)
+    press(env, "super+alt+equal", "super+alt+c")
+    wait_for_screen(display, 2, True, artifacts_dir, "magnifier-interrupt-zoomed", c)
+    r = Ctl(carrelctl, socket, logdir, logs).run("end", "--reason", "the magnifier test is over")
+    assert r.returncode == 0 and "interrupted (administrative)" in r.stdout, \
+        f"carrelctl end: {r.stdout!r} {r.stderr!r}\n{c.evidence()}"
+    wait_for_screen(display, 1, False, artifacts_dir, "magnifier-interrupt-after", c)
+    assert "magnifier: off: the session was interrupted" in stderr(c), c.evidence()
+    press(env, "super+alt+equal")
+    assert_unchanged_for(display, 2.0, artifacts_dir, "magnifier-keys-while-interrupted", c)
+    assert c.alive(), c.evidence()
+
+
+def test_denied_magnifier_keys_change_nothing(carrel, paint_bin, procs, logdir, logs, tmp_path,
+                                              control_dir, artifacts_dir):  # noqa: F811
+    h.require_tool("xdotool")
+    c, display, env, _ = start(carrel, paint_bin, procs, logdir, logs, tmp_path, control_dir, allow=[])
+    wait_for_screen(display, 1, False, artifacts_dir, "magnifier-denied-before", c)
+    press(env, "super+alt+equal", "super+alt+equal", "super+alt+c")
+    assert_unchanged_for(display, 2.0, artifacts_dir, "magnifier-denied-changed", c)
+    assert "magnifier:" not in stderr(c), c.evidence()
+    assert c.alive(), c.evidence()
