@@ -20,7 +20,6 @@ extension Server {
 
     /// The focused text input moved its cursor (layout coordinates).
     func magnifierTextCursorMoved(to rectangle: Rect) {
-        guard magnifierFocus.point != nil || magnifier.zoom > 1 else { return }
         magnifierFocus.textCursorMoved(to: rectangle)
         if magnifier.zoom > 1 { repaintOutputs() }
     }
