@@ -18,7 +18,10 @@ final class Connection: WaylandConnection {
     /// Connects to $WAYLAND_DISPLAY and binds the globals a window needs;
     /// `onConnected` runs as soon as the socket is open.
     /// `bindAssessment` also binds carrel_assessment_manager_v1 when offered.
-    init(bindAssessment: Bool = false, onConnected: () -> Void = {}) throws {
+    /// wl_seat, bound only when asked for (`--print-keys`).
+    private(set) var seat: OpaquePointer?
+
+    init(bindAssessment: Bool = false, bindSeat: Bool = false, onConnected: () -> Void = {}) throws {
         do {
             try super.init(onConnected: onConnected)
         } catch .cannotConnect(let name, let reason) {
@@ -37,6 +40,7 @@ final class Connection: WaylandConnection {
         shm = bind("wl_shm", maxVersion: 1)?.proxy
         wmBase = bind("xdg_wm_base", maxVersion: 2)?.proxy
         if let wmBase { xdg_wm_base_add_listener(wmBase, wmBaseListener, nil) }
+        if bindSeat { seat = bind("wl_seat", maxVersion: 1)?.proxy }
         if bindAssessment, let manager = bind("carrel_assessment_manager_v1", maxVersion: 1)?.proxy {
             assessmentManager = manager
             carrel_assessment_manager_v1_add_listener(manager, managerListener, nil)

@@ -74,6 +74,8 @@ struct PaintOptions: Equatable {
     var raiseEvery: Int?
     /// Report whether any screen-capture global is offered.
     var tryCapture = false
+    /// Print every key delivered to the window.
+    var printKeys = false
 
     static let usage = """
         usage: carrel-paint [options]
@@ -111,6 +113,8 @@ struct PaintOptions: Equatable {
           --end-after-ms MS       with --session: end it MS milliseconds after
                                   began (prints `milestone end|ended NS`)
           --print-frames          print `frame N NS` for every frame callback
+          --print-keys            print `key CODE pressed|released` (evdev
+                                  codes) for every key delivered to the window
           --commit-interval MS    commit a new frame every MS milliseconds,
                                   whatever the frame callbacks say
           --raise-every N         with --commit-interval: every N commits ask
@@ -199,6 +203,8 @@ struct PaintOptions: Equatable {
                 options.endAfterMs = ms
             case "--print-frames":
                 options.printFrames = true
+            case "--print-keys":
+                options.printKeys = true
             case "--try-capture":
                 options.tryCapture = true
             default:

@@ -34,7 +34,9 @@ let captureInterfaces: Set<String> = [
 
 do {
     let wantsSession = options.assessCycles != nil || options.holdSession
-    let connection = try Connection(bindAssessment: wantsSession, onConnected: { milestones.reach(.connected) })
+    let connection = try Connection(bindAssessment: wantsSession, bindSeat: options.printKeys,
+                                    onConnected: { milestones.reach(.connected) })
+    let keyPrinter = connection.seat.map(KeyPrinter.init)
 
     if options.tryCapture {
         // Nothing to bind unless it is announced: binding a name the registry
@@ -114,7 +116,7 @@ do {
     } else {
         try connection.dispatch(while: { running })
     }
-    withExtendedLifetime((window, dialog, assessment)) {}
+    withExtendedLifetime((window, dialog, assessment, keyPrinter)) {}
 } catch {
     printError("\(error)")
     exit(1)

@@ -30,6 +30,8 @@ POINTER = (400, 300)
 # would be neither pattern) and inside a 1024x768 or larger output.
 BOXES = [(40, 40, 120, 120), (600, 480, 680, 560), (900, 100, 980, 180)]
 TOLERANCE = 4
+# evdev codes of the keys carrel-paint --print-keys reports.
+KEY_EQUAL, KEY_C = 13, 46
 # carrel-paint ends its own session this long after began: time for every step before.
 SESSION_MS = 12000
 
@@ -66,7 +68,7 @@ def start(carrel, paint_bin, procs, logdir, logs, tmp_path, control_dir, *, allo
     that long after began."""
     display = start_xvfb(procs, logdir, logs)
     socket = control_dir / "ctl" / "control.sock"
-    app = [str(paint_bin), "--checker", str(CELL), "--color", "%02x%02x%02x" % COLOUR]
+    app = [str(paint_bin), "--checker", str(CELL), "--color", "%02x%02x%02x" % COLOUR, "--print-keys"]
     args = ["--control-socket", str(socket)]
     if own_session_ms is None:
         config = tmp_path / "exam.toml"
@@ -117,6 +119,11 @@ def assert_unchanged_for(display, seconds, artifacts_dir, name, c):
         time.sleep(0.25)
 
 
+def keys_seen(c) -> list:
+    """`key CODE pressed|released` lines carrel-paint printed: keys that reached the app."""
+    return [line for line in c.stdout_path.read_text(errors="replace").splitlines() if line.startswith("key ")]
+
+
 def press(env, *keys):
     subprocess.run(["xdotool", "key", "--delay", "60", *keys], env=env, check=True, timeout=20)
 
@@ -149,6 +156,11 @@ def test_allowed_magnifier_zooms_inverts_and_is_gone_after_end(carrel, paint_bin
     wait_for_screen(display, 1, True, artifacts_dir, "magnifier-zoom-off-still-inverted", c)
     press(env, "super+alt+equal")
     wait_for_screen(display, 2, True, artifacts_dir, "magnifier-zoomed-again", c)
+    # Carrel kept every press of its keys (a release may reach the app, as for
+    # the emergency binding: the app never saw the press).
+    pressed = [line for line in keys_seen(c) if line.endswith("pressed")]
+    for code in (KEY_EQUAL, KEY_C):
+        assert f"key {code} pressed" not in pressed, f"a magnifier key reached the app: {pressed}\n{c.evidence()}"
     assert "milestone end " not in out(), \
         f"the session ended before every step was checked; raise SESSION_MS ({SESSION_MS})\n{c.evidence()}"
 
@@ -160,6 +172,8 @@ def test_allowed_magnifier_zooms_inverts_and_is_gone_after_end(carrel, paint_bin
     # After the end the keys are ordinary keys: nothing zooms.
     press(env, "super+alt+equal", "super+alt+c")
     assert_unchanged_for(display, 2.0, artifacts_dir, "magnifier-keys-after-end", c)
+    assert h.wait_until(lambda: f"key {KEY_C} pressed" in keys_seen(c), 5), \
+        f"after end the keys did not reach the app: {keys_seen(c)}\n{c.evidence()}"
     assert c.alive(), c.evidence()
 
 
@@ -179,8 +193,11 @@ def test_interruption_turns_the_magnifier_off(carrel, paint_bin, procs, logdir, 
         f"carrelctl end: {r.stdout!r} {r.stderr!r}\n{c.evidence()}"
     wait_for_screen(display, 1, False, artifacts_dir, "magnifier-interrupt-after", c)
     assert "magnifier: off: the session was interrupted" in stderr(c), c.evidence()
+    assert f"key {KEY_EQUAL} pressed" not in keys_seen(c), f"the zoom key reached the app: {keys_seen(c)}"
     press(env, "super+alt+equal")
     assert_unchanged_for(display, 2.0, artifacts_dir, "magnifier-keys-while-interrupted", c)
+    assert h.wait_until(lambda: f"key {KEY_EQUAL} pressed" in keys_seen(c), 5), \
+        f"while interrupted the zoom key did not reach the app: {keys_seen(c)}\n{c.evidence()}"
     assert c.alive(), c.evidence()
 
 
@@ -191,5 +208,9 @@ def test_denied_magnifier_keys_change_nothing(carrel, paint_bin, procs, logdir, 
     wait_for_screen(display, 1, False, artifacts_dir, "magnifier-denied-before", c)
     press(env, "super+alt+equal", "super+alt+equal", "super+alt+c")
     assert_unchanged_for(display, 2.0, artifacts_dir, "magnifier-denied-changed", c)
+    # Denied, they are ordinary keys: the app gets them.
+    pressed = [line for line in keys_seen(c) if line.endswith("pressed")]
+    assert pressed.count(f"key {KEY_EQUAL} pressed") == 2 and f"key {KEY_C} pressed" in pressed, \
+        f"with screen_magnifier denied the keys did not reach the app: {keys_seen(c)}\n{c.evidence()}"
     assert "magnifier:" not in stderr(c), c.evidence()
     assert c.alive(), c.evidence()
