@@ -30,8 +30,7 @@ extension Server {
         }
         // An allowed magnifier this renderer cannot draw would be allowed
         // with nothing behind it: the session fails instead.
-        if set.allowedFeatures.contains(.screenMagnifier), !WlrootsVersion.canDrawMagnifier(renderer) {
-            let message = "screen_magnifier is allowed, but Carrel can draw its magnifier only with the pixman renderer and this one is not; deny the feature, or run Carrel with WLR_RENDERER=pixman"
+        if let message = MagnifierRendering.refusal(for: set, rendererDrawsMagnifier: WlrootsVersion.canDrawMagnifier(renderer)) {
             logger.error("restrictions for \(set.session): \(message)")
             audit.record("magnifier_unavailable", session: set.session, detail: message)
             return .failed(message)

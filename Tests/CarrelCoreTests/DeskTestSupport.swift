@@ -11,6 +11,7 @@ enum Sym {
     static let delete: UInt32 = 0xffff
     static let vt2: UInt32 = Keybindings.switchVT1 + 1
     static let tab: UInt32 = 0xff09
+    static let equal: UInt32 = 0x3d
 }
 
 extension KeyPress {

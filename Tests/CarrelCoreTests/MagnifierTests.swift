@@ -241,3 +241,24 @@ struct MagnifierPolicyTests {
         #expect(m.colourFilter.description == "Alt+Logo+c")
     }
 }
+
+@Suite("Magnifier: renderers that cannot draw it")
+struct MagnifierRenderingTests {
+    func set(allowing features: Set<AssessmentFeature>) -> RestrictionSet {
+        RestrictionSet(session: SessionID(1), owner: ClientID(1), configuration: AssessmentConfiguration(allowedFeatures: features),
+                       policy: SessionPolicy())
+    }
+
+    @Test("allowed on a renderer that cannot draw it: refused, saying what to do")
+    func refused() {
+        let message = MagnifierRendering.refusal(for: set(allowing: [.screenMagnifier, .spellCheck]), rendererDrawsMagnifier: false)
+        #expect(message?.contains("pixman") == true && message?.contains("deny the feature") == true)
+    }
+
+    @Test("denied, or a renderer that draws it: nothing to refuse")
+    func accepted() {
+        #expect(MagnifierRendering.refusal(for: set(allowing: [.spellCheck]), rendererDrawsMagnifier: false) == nil)
+        #expect(MagnifierRendering.refusal(for: set(allowing: []), rendererDrawsMagnifier: false) == nil)
+        #expect(MagnifierRendering.refusal(for: set(allowing: [.screenMagnifier]), rendererDrawsMagnifier: true) == nil)
+    }
+}
