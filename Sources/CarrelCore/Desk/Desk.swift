@@ -8,8 +8,10 @@
 /// What it combines:
 /// - Keys: the confirmation prompt takes every key while it is up, then the
 ///   passcode entry while it is open, then the unlock keys during a lock,
-///   then Carrel's bindings (VT switching outside sessions, the emergency
-///   binding inside them); anything else goes to the focused client.
+///   then the session focus switch, the magnifier's keys (only in an active
+///   session that allows `screen_magnifier`), then Carrel's bindings (VT
+///   switching outside sessions, the emergency binding inside them);
+///   anything else goes to the focused client.
 /// - Clipboard, primary selection and drags: during a session only from the
 ///   session owner's focused input.
 /// - Focus and what is shown: a session's restrictions and Single App Mode's

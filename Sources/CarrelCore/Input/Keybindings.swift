@@ -27,7 +27,8 @@ public struct EmergencyBinding: Sendable, Equatable {
 }
 
 /// Carrel's own keybindings: virtual-terminal switching on a real seat, and
-/// the emergency binding when the policy defines one (off by default). During
+/// the emergency binding when the policy defines one (off by default); the
+/// magnifier's keys are `MagnifierKeys`, below. During
 /// a session VT switching is off — leaving the exam for a console is exactly
 /// the escape a session forbids — and the key goes to the exam instead; the
 /// emergency binding works only during a session.
