@@ -44,10 +44,19 @@ def inverted(rgb: tuple) -> tuple:
     return tuple(255 - c for c in rgb)
 
 
-def expected_pixel(x: int, y: int, zoom: int, invert: bool) -> tuple:
+def high_contrast(rgb: tuple) -> tuple:
+    """Rec. 601 luma in whole levels, contrast doubled around 128, clamped."""
+    luma = (77 * rgb[0] + 150 * rgb[1] + 29 * rgb[2]) >> 8
+    level = max(0, min(255, (luma - 128) * 2 + 128))
+    return (level, level, level)
+
+
+FILTERS = {False: lambda rgb: rgb, True: inverted, "high_contrast": high_contrast}
+
+
+def expected_pixel(x: int, y: int, zoom: int, invert) -> tuple:
     ox, oy = POINTER[0] - POINTER[0] // zoom, POINTER[1] - POINTER[1] // zoom
-    rgb = checker(ox + x // zoom, oy + y // zoom)
-    return inverted(rgb) if invert else rgb
+    return FILTERS[invert](checker(ox + x // zoom, oy + y // zoom))
 
 
 def mismatches(image, zoom: int, invert: bool) -> list:
@@ -102,7 +111,7 @@ def wait_for_screen(display, zoom, invert, artifacts_dir, name, c, timeout=15):
     png = save(shot[0], artifacts_dir, name)
     bad = mismatches(shot[0], zoom, invert)
     assert ok, (f"{name}: within {timeout} s the screen did not show the checkerboard at {zoom}x"
-                f"{' inverted' if invert else ''}: {len(bad)} pixels differ, e.g. (point, got, want) {bad[:4]}; "
+                f"{'' if invert is False else ' inverted' if invert is True else ' ' + invert}: {len(bad)} pixels differ, e.g. (point, got, want) {bad[:4]}; "
                 f"screenshot {png}\n{c.evidence()}")
     return shot[0]
 
@@ -156,6 +165,11 @@ def test_allowed_magnifier_zooms_inverts_and_is_gone_after_end(carrel, paint_bin
     wait_for_screen(display, 1, True, artifacts_dir, "magnifier-zoom-off-still-inverted", c)
     press(env, "super+alt+equal")
     wait_for_screen(display, 2, True, artifacts_dir, "magnifier-zoomed-again", c)
+    # High contrast: #d26a1e is luma 128, mid-grey; white stays white.
+    press(env, "super+alt+c")
+    shot = wait_for_screen(display, 2, "high_contrast", artifacts_dir, "magnifier-high-contrast", c)
+    seen = {shot.pixel(x, y) for x in range(40, 48) for y in range(40, 48)}
+    assert seen == {(128, 128, 128), (255, 255, 255)}, f"the high-contrast cells are {seen}"
     # Carrel kept every press of its keys (a release may reach the app, as for
     # the emergency binding: the app never saw the press).
     pressed = [line for line in keys_seen(c) if line.endswith("pressed")]
