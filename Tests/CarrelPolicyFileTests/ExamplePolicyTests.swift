@@ -27,6 +27,7 @@ struct ExamplePolicyTests {
         #expect(policy.control == Policy.builtIn.control)
         #expect(policy.preconditions == Policy.builtIn.preconditions)
         #expect(policy.audit == Policy.builtIn.audit)
+        #expect(policy.magnifier == Policy.builtIn.magnifier)
     }
 
     @Test("docs/POLICY.md shows the example as committed")
