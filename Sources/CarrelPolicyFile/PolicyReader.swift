@@ -65,7 +65,7 @@ struct PolicyReader {
             readAudit(t, into: &policy.audit)
         }
         if let t = section(root, ["magnifier"], keys: ["zoom_in", "zoom_out", "zoom_off", "colour_filter"]) {
-            readMagnifier(t, into: &policy.magnifier)
+            readMagnifier(t, emergency: policy.emergencyBinding, into: &policy.magnifier)
         }
         return policy
     }
@@ -195,8 +195,9 @@ struct PolicyReader {
         if let seconds = integer(t, path + ["banner_seconds"], in: 0...30) { appLock.bannerDuration = .seconds(seconds) }
     }
 
-    /// Each key replaces its default; no two of the four may be the same combination.
-    private mutating func readMagnifier(_ t: TOMLTable, into magnifier: inout MagnifierPolicy) {
+    /// Each key replaces its default; no two of the four may be the same
+    /// combination, nor any of them the emergency binding.
+    private mutating func readMagnifier(_ t: TOMLTable, emergency: KeyCombination?, into magnifier: inout MagnifierPolicy) {
         var read = magnifier
         for (_, key, _) in magnifier.combinations where t[key] != nil {
             guard let combination = keyCombination(t, ["magnifier", key]) else { continue }
@@ -208,6 +209,12 @@ struct PolicyReader {
             }
         }
         let all = read.combinations
+        for entry in all where t[entry.key] != nil {
+            if let emergency, Self.sameKeys(emergency, entry.combination) {
+                problem(["magnifier", entry.key], "is the same combination as emergency.binding (\(emergency)); choose another")
+                return
+            }
+        }
         for (index, entry) in all.enumerated() {
             if let earlier = all[..<index].first(where: { Self.sameKeys($0.combination, entry.combination) }) {
                 problem(["magnifier", entry.key], "is the same combination as magnifier.\(earlier.key) (\(entry.combination)); each magnifier key needs its own")

@@ -217,6 +217,24 @@ struct MagnifierDeskTests {
         #expect(double.drawnMagnifier == .off)
     }
 
+    @Test("a magnifier key that is also the emergency binding interrupts: nothing shadows the emergency binding")
+    func emergencyWinsOverMagnifier() {
+        var setup = Desk.Setup(policy: .builtIn, emergency: emergencyKeys)
+        setup.magnifierKeys = MagnifierKeys([.zoomIn: emergencyKeys])
+        var double = DeskDouble(setup)
+        double.window(1, Owners.app)
+        let id = double.desk.allocateSessionID()
+        let now = double.now
+        double.run { $0.begin(id, client: Owners.app.client, role: .app, surface: .mappedToplevel,
+                              configuration: AssessmentConfiguration(allowedFeatures: [.screenMagnifier]), now: now) }
+        double.key(.press(Sym.delete, [.ctrl, .alt]))
+        guard case .interrupted(.administrative, _)? = double.events[id]?.last else {
+            Issue.record("expected interrupted(administrative), got \(String(describing: double.events[id]))")
+            return
+        }
+        #expect(double.drawnMagnifier == .off)
+    }
+
     @Test("the emergency binding still interrupts while the magnifier is on")
     func emergencyStillWorks() {
         var (double, id) = desk(allowing: [.screenMagnifier])

@@ -116,6 +116,7 @@ let invalidValues: [Invalid] = [
     Invalid("[guided_access]\npasscode_hash = \"\(hash)\"\nunlock_keys = \"U\"", "guided_access.unlock_keys", line: 3, "at least 2 modifiers"),
     Invalid("[magnifier]\nzoom_out = \"Logo+Alt+equal\"", "magnifier.zoom_out", line: 2, "same combination as magnifier.zoom_in"),
     Invalid("[magnifier]\nzoom_in = \"Alt+equal\"", "magnifier.zoom_in", line: 2, "at least 2 modifiers"),
+    Invalid("[emergency]\nbinding = \"Ctrl+Alt+Shift+Escape\"\n[magnifier]\nzoom_off = \"shift+alt+ctrl+escape\"", "magnifier.zoom_off", line: 4, "same combination as emergency.binding"),
     Invalid("[magnifier]\npan = \"Logo+Alt+p\"", "magnifier.pan", line: 2, "unknown"),
     // [providers]
     Invalid("[providers]\nnetwork = \"yes\"", "providers.network", line: 2, "true or false"),

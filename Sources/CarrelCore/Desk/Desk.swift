@@ -8,10 +8,10 @@
 /// What it combines:
 /// - Keys: the confirmation prompt takes every key while it is up, then the
 ///   passcode entry while it is open, then the unlock keys during a lock,
-///   then the session focus switch, the magnifier's keys (only in an active
-///   session that allows `screen_magnifier`), then Carrel's bindings (VT
-///   switching outside sessions, the emergency binding inside them);
-///   anything else goes to the focused client.
+///   then the session focus switch, then Carrel's bindings (VT switching
+///   outside sessions, the emergency binding inside them), then the
+///   magnifier's keys (only in an active session that allows
+///   `screen_magnifier`); anything else goes to the focused client.
 /// - Clipboard, primary selection and drags: during a session only from the
 ///   session owner's focused input.
 /// - Focus and what is shown: a session's restrictions and Single App Mode's
@@ -160,7 +160,6 @@ public struct Desk: Sendable {
                 + perform(passcodeEntry.open(), now: now)
         }
         if key.pressed, let effects = switchSessionFocus(key) { return effects }
-        if key.pressed, let effects = magnifierKey(key) { return effects }
         if key.pressed, let action = Keybindings.action(forPressed: key.keysyms, modifiers: key.modifiers,
                                                         restrictionsActive: restrictions != nil, emergency: emergency) {
             switch action {
@@ -173,6 +172,8 @@ public struct Desk: Sendable {
                     + run(invigilator.administrativeInterrupt("the emergency key combination was pressed at the machine"))
             }
         }
+        // After the emergency binding: nothing may shadow it.
+        if key.pressed, let effects = magnifierKey(key) { return effects }
         if let target = inputMethodKeyTarget {
             return [.deliverKeyToInputMethod(window: target)]
         }
