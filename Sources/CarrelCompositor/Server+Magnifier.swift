@@ -18,10 +18,9 @@ extension Server {
         if magnifier.zoom > 1 { repaintOutputs() }
     }
 
-    /// The focused text input moved its cursor (layout coordinates).
-    func magnifierTextCursorMoved(to rectangle: Rect) {
-        magnifierFocus.textCursorMoved(to: rectangle)
-        if magnifier.zoom > 1 { repaintOutputs() }
+    /// The focused text input reported its cursor (layout coordinates).
+    func magnifierTextCursorReported(_ rectangle: Rect) {
+        if magnifierFocus.textCursorReported(rectangle), magnifier.zoom > 1 { repaintOutputs() }
     }
 
     /// The region of `output` the magnifier shows, in output-local pixels;

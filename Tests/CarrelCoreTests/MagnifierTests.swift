@@ -88,10 +88,15 @@ struct MagnifierTests {
         #expect(focus.point == nil)
         focus.pointerMoved(to: Point(x: 10, y: 20))
         #expect(focus.point == Point(x: 10, y: 20))
-        focus.textCursorMoved(to: Rect(x: 100, y: 200, width: 2, height: 20))
-        #expect(focus.point == Point(x: 101, y: 210))
+        let first = focus.textCursorReported(Rect(x: 100, y: 200, width: 2, height: 20))
+        #expect(first && focus.point == Point(x: 101, y: 210))
         focus.pointerMoved(to: Point(x: 5, y: 6))
         #expect(focus.point == Point(x: 5, y: 6))
+        // The same rectangle again (a client repeats it every commit) does not take the view back.
+        let repeated = focus.textCursorReported(Rect(x: 100, y: 200, width: 2, height: 20))
+        #expect(!repeated && focus.point == Point(x: 5, y: 6))
+        let moved = focus.textCursorReported(Rect(x: 110, y: 200, width: 2, height: 20))
+        #expect(moved && focus.point == Point(x: 111, y: 210))
     }
 }
 

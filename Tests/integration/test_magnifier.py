@@ -228,3 +228,91 @@ def test_denied_magnifier_keys_change_nothing(carrel, paint_bin, procs, logdir, 
         f"with screen_magnifier denied the keys did not reach the app: {keys_seen(c)}\n{c.evidence()}"
     assert "magnifier:" not in stderr(c), c.evidence()
     assert c.alive(), c.evidence()
+
+
+def count_white(image) -> int:
+    """Pure white pixels: on the demo's question screen only its answer field is white."""
+    count = 0
+    for row in image.rgb_rows():
+        at = row.find(b"\xff\xff\xff")
+        while at != -1:
+            if at % 3 == 0:
+                count += 1
+            at = row.find(b"\xff\xff\xff", at + 3)
+    return count
+
+
+def test_zoom_follows_the_text_cursor(carrel, procs, logdir, logs, tmp_path, artifacts_dir):
+    """The demo exam's free-text field reports its text cursor (text-input-v3, which
+    Carrel offers with a policy input method, to a window that may compose): zoomed 3x with the pointer at the top,
+    away from the field, typing moves the view to the field, whose white then fills
+    far more of the screen than unzoomed; moving the pointer takes the view back."""
+    from test_demo_exam import demo_bin, field_box
+    from test_input_method import DEMO_SCRIPT, restarted_engine_composes_for_demo, write_policy
+    h.require_tool("xdotool")
+    h.require_tool("fcitx5")
+    display = start_xvfb(procs, logdir, logs)
+    policy = write_policy(tmp_path, ["mozc"])
+    script = tmp_path / "free-text.script"
+    script.write_text(DEMO_SCRIPT)
+    # Text input enters only a window that may compose: the session allows input_method too.
+    c = carrel.start(app=[str(demo_bin()), "--script", str(script), "--allow", "screen_magnifier",
+                          "--allow", "input_method"],
+                     args=["--policy", str(policy)], backend="x11",
+                     env={"DISPLAY": display, "LANG": "C.UTF-8"}, wait_ready=False)
+    out = lambda: c.stdout_path.read_text(errors="replace")  # noqa: E731
+    assert h.wait_until(lambda: "carrel-demo-exam: answer 4 1" in out(), 30), \
+        f"the script did not reach the free-text question\n{c.evidence()}"
+    assert h.wait_until(lambda: x_windows(display), 10), "carrel has no X window"
+    shot = [None]
+
+    def field_shown():
+        shot[0] = screenshot(display)
+        return field_box(shot[0]) is not None
+
+    assert h.wait_until(field_shown, 15, interval=0.25), f"no answer field on screen\n{c.evidence()}"
+    box, plain = field_box(shot[0]), count_white(shot[0])
+    restarted_engine_composes_for_demo(c)
+    env = h.clean_env({"DISPLAY": display})
+    subprocess.run(["xdotool", "windowfocus", "--sync", x_windows(display)[0]], env=env, check=True, timeout=10)
+    # At 3x the view shows a third of the output's height: with the pointer at the
+    # top it is the top third, and the field (in the middle) is out of view.
+    top = (640, 2)
+    assert box[1] > 260, f"the field {box} is not below the top third; the test needs it there"
+    subprocess.run(["xdotool", "mousemove", "--sync", str(top[0]), str(top[1])], env=env, check=True, timeout=10)
+    press(env, "super+alt+equal", "super+alt+equal")
+    assert h.wait_until(lambda: "magnifier: zoom 3×" in stderr(c), 10), c.evidence()
+    at_pointer = [None]
+
+    def field_out_of_view():
+        at_pointer[0] = screenshot(display)
+        return count_white(at_pointer[0]) < plain / 2
+
+    ok = h.wait_until(field_out_of_view, 10, interval=0.25)
+    png = save(at_pointer[0], artifacts_dir, "magnifier-demo-at-pointer")
+    assert ok, f"zoomed at the pointer in {top}, the field {box} should be out of view: {png}\n{c.evidence()}"
+
+    # mozc composes x, Return commits it: the text cursor moves.
+    press(env, "x", "Return")
+    followed = [None]
+
+    def field_fills():
+        followed[0] = screenshot(display)
+        return count_white(followed[0]) > 1.5 * plain
+
+    ok = h.wait_until(field_fills, 10, interval=0.25)
+    png = save(followed[0], artifacts_dir, "magnifier-demo-at-text-cursor")
+    assert ok, (f"after typing, the zoomed view did not move to the field {box} ({plain} white pixels "
+                f"unzoomed, {count_white(followed[0])} now): {png}\n{c.evidence()}")
+    # The pointer moves again: the view follows it back to the corner.
+    subprocess.run(["xdotool", "mousemove", "--sync", str(top[0] + 5), str(top[1])], env=env, check=True,
+                   timeout=10)
+    back = [None]
+
+    def field_gone():
+        back[0] = screenshot(display)
+        return count_white(back[0]) < plain / 2
+
+    ok = h.wait_until(field_gone, 10, interval=0.25)
+    assert ok, f"the view did not follow the pointer back: {save(back[0], artifacts_dir, 'magnifier-demo-back')}"
+    assert c.alive(), c.evidence()

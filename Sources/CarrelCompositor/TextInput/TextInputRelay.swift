@@ -114,7 +114,7 @@ final class TextInputRelay {
         var x: Int32 = 0, y: Int32 = 0
         wlr_scene_node_coords(node, &x, &y)
         let cursor = endpoint.cursorRectangle
-        server.magnifierTextCursorMoved(to: Rect(x: Int(x + cursor.x), y: Int(y + cursor.y),
+        server.magnifierTextCursorReported(Rect(x: Int(x + cursor.x), y: Int(y + cursor.y),
                                                  width: Int(cursor.width), height: Int(cursor.height)))
     }
 
