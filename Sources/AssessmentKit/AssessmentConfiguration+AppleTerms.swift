@@ -84,7 +84,8 @@ extension AssessmentConfiguration {
         set { set(.onScreenKeyboard, allowed: newValue) }
     }
 
-    /// A screen magnifier (`screen_magnifier`). Carrel's own.
+    /// A screen magnifier with colour filters (`screen_magnifier`), drawn by
+    /// Carrel itself while the session allows it. Carrel's own.
     public var allowsScreenMagnifier: Bool {
         get { allows(.screenMagnifier) }
         set { set(.screenMagnifier, allowed: newValue) }

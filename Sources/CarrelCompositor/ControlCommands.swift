@@ -106,15 +106,16 @@ extension Server {
             file = policy
         }
         let reload = PolicyReload(running: policy, file: file)
-        let binding: EmergencyBinding?, unlock: EmergencyBinding?
+        let binding: EmergencyBinding?, unlock: EmergencyBinding?, magnifierKeys: MagnifierKeys
         do {
             binding = try reload.policy.emergencyBinding.map { try Self.resolve($0, for: "emergency.binding") }
             unlock = try reload.policy.guidedAccess.unlockKeys.map { try Self.resolve($0, for: "guided_access.unlock_keys") }
+            magnifierKeys = try Self.resolve(reload.policy.magnifier)
         } catch {
             logger.error("policy reload refused, the running policy stays: \(error)")
             throw ControlFailure(.badPolicy, "\(error); the running policy stays")
         }
-        decide { $0.adopt(reload.policy, emergency: binding, unlockKeys: unlock) }
+        decide { $0.adopt(reload.policy, emergency: binding, unlockKeys: unlock, magnifierKeys: magnifierKeys) }
         roles.appLock = reload.policy.appLock
         attestor.policyReloaded()
         logger.notice("policy reloaded from \(source.path): \(reload.summary)")

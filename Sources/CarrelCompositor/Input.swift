@@ -216,6 +216,7 @@ final class Input {
     }
 
     private func pointerMoved(time: UInt32) {
+        server.magnifierPointerMoved(x: cursor.pointee.x, y: cursor.pointee.y)
         if let hit = server.surface(atLayoutX: cursor.pointee.x, y: cursor.pointee.y) {
             wlr_seat_pointer_notify_enter(seat, hit.surface, hit.sx, hit.sy)
             wlr_seat_pointer_notify_motion(seat, time, hit.sx, hit.sy)

@@ -75,12 +75,21 @@ final class Output {
             wlr_scene_output_send_frame_done(sceneOutput, &now)
             return
         }
-        if !WlrootsVersion.commit(sceneOutput) {
+        if !commit(sceneOutput) {
             presentArmed = false
             presentRequested = true
         }
         var now = carrel_now()
         wlr_scene_output_send_frame_done(sceneOutput, &now)
+    }
+
+    /// Commits the scene as it is, or through the magnifier while Core has
+    /// one drawn (then every frame is repainted in full: zoomed or filtered,
+    /// any pixel may change).
+    private func commit(_ sceneOutput: UnsafeMutablePointer<wlr_scene_output>) -> Bool {
+        guard let region = server.magnifiedRegion(of: wlrOutput) else { return WlrootsVersion.commit(sceneOutput) }
+        WlrootsVersion.damageWhole(sceneOutput)
+        return WlrootsVersion.commitMagnified(sceneOutput, magnifier: server.magnifier, region: region)
     }
 
     func setCurtain(up: Bool, layout: UnsafeMutablePointer<wlr_output_layout>) {

@@ -28,6 +28,13 @@ extension Server {
         if restrictionsHeldFor != set.session, let unmet = unmetPreconditions(for: set.session) {
             return .unsupported(unmet)
         }
+        // An allowed magnifier this renderer cannot draw would be allowed
+        // with nothing behind it: the session fails instead.
+        if let message = MagnifierRendering.refusal(for: set, rendererDrawsMagnifier: WlrootsVersion.canDrawMagnifier(renderer)) {
+            logger.error("restrictions for \(set.session): \(message)")
+            audit.record("magnifier_unavailable", session: set.session, detail: message)
+            return .failed(message)
+        }
         // Participants the set adds start first, all or nothing: one that
         // cannot start leaves the running ones as they were.
         let participantsBefore = Array(participants.running)

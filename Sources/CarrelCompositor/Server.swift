@@ -75,6 +75,10 @@ public final class Server {
     /// Restriction providers (network, media): recovery, cgroup, verify timer.
     private(set) var providerHost: ProviderHost?
     private var exitStatus: Int32 = 0
+    /// What Core last said to draw for `screen_magnifier` (Server+Magnifier.swift).
+    var magnifier = Magnifier.off
+    /// Where the magnifier looks: the pointer or the text cursor, whichever moved last.
+    var magnifierFocus = MagnifierFocus()
     /// Text input and the input method, when the policy names one.
     var textInput: TextInputRelay?
     var inputMethodProcess: InputMethodProcess?
@@ -118,7 +122,8 @@ public final class Server {
             policy: options.policy, appName: options.app.first, assessment: options.assessmentMode,
             emergency: try options.policy.emergencyBinding.map { try Self.resolve($0, for: "emergency.binding") },
             unlockKeys: try options.policy.guidedAccess.unlockKeys.map { try Self.resolve($0, for: "guided_access.unlock_keys") },
-            hasVirtualTerminals: session != nil))
+            hasVirtualTerminals: session != nil,
+            magnifierKeys: try Self.resolve(options.policy.magnifier)))
         guard let renderer = wlr_renderer_autocreate(backend) else {
             throw CompositorError.backend("no renderer; without a GPU set WLR_RENDERER=pixman")
         }
@@ -430,6 +435,15 @@ extension Server {
             throw CompositorError.configuration("\(key): \"\(combination.keyName)\" is not a key name xkbcommon knows; use a keysym name such as Escape, F12 or q")
         }
         return EmergencyBinding(modifiers: combination.modifiers, keysym: xkb_keysym_to_lower(keysym))
+    }
+
+    /// The policy's `[magnifier]` keys, resolved like the emergency binding.
+    static func resolve(_ magnifier: MagnifierPolicy) throws -> MagnifierKeys {
+        var keys = MagnifierKeys()
+        for (action, key, combination) in magnifier.combinations {
+            keys.bindings[action] = try resolve(combination, for: "magnifier.\(key)")
+        }
+        return keys
     }
 
     /// A client's identity for Core. The wl_client address is unique while the

@@ -16,7 +16,7 @@ struct PolicyReader {
     }
 
     static let tables = ["assessment", "participants", "input_method", "capture", "emergency", "outputs",
-                         "kiosk", "app_lock", "guided_access", "control", "providers", "preconditions", "audit", "attestation"]
+                         "kiosk", "app_lock", "guided_access", "control", "providers", "preconditions", "audit", "attestation", "magnifier"]
     static let minutes = 1...1440
     static let participantIDLength = 1...32
 
@@ -66,6 +66,9 @@ struct PolicyReader {
         }
         if let t = section(root, ["attestation"], keys: ["key"]) {
             readAttestation(t, into: &policy.attestation)
+        }
+        if let t = section(root, ["magnifier"], keys: ["zoom_in", "zoom_out", "zoom_off", "colour_filter"]) {
+            readMagnifier(t, emergency: policy.emergencyBinding, into: &policy.magnifier)
         }
         return policy
     }
@@ -193,6 +196,39 @@ struct PolicyReader {
         }
         if let confirm = bool(t, path + ["require_confirmation"]) { appLock.requireConfirmation = confirm }
         if let seconds = integer(t, path + ["banner_seconds"], in: 0...30) { appLock.bannerDuration = .seconds(seconds) }
+    }
+
+    /// Each key replaces its default; no two of the four may be the same
+    /// combination, nor any of them the emergency binding.
+    private mutating func readMagnifier(_ t: TOMLTable, emergency: KeyCombination?, into magnifier: inout MagnifierPolicy) {
+        var read = magnifier
+        for (_, key, _) in magnifier.combinations where t[key] != nil {
+            guard let combination = keyCombination(t, ["magnifier", key]) else { continue }
+            switch key {
+            case "zoom_in": read.zoomIn = combination
+            case "zoom_out": read.zoomOut = combination
+            case "zoom_off": read.zoomOff = combination
+            default: read.colourFilter = combination
+            }
+        }
+        let all = read.combinations
+        for entry in all where t[entry.key] != nil {
+            if let emergency, Self.sameKeys(emergency, entry.combination) {
+                problem(["magnifier", entry.key], "is the same combination as emergency.binding (\(emergency)); choose another")
+                return
+            }
+        }
+        for (index, entry) in all.enumerated() {
+            if let earlier = all[..<index].first(where: { Self.sameKeys($0.combination, entry.combination) }) {
+                problem(["magnifier", entry.key], "is the same combination as magnifier.\(earlier.key) (\(entry.combination)); each magnifier key needs its own")
+                return
+            }
+        }
+        magnifier = read
+    }
+
+    private static func sameKeys(_ a: KeyCombination, _ b: KeyCombination) -> Bool {
+        a.modifiers == b.modifiers && a.keyName.lowercased() == b.keyName.lowercased()
     }
 
     private mutating func readGuidedAccess(_ t: TOMLTable, emergency: KeyCombination?, into guided: inout GuidedAccessPolicy) {

@@ -22,6 +22,11 @@ final class AssessmentRunner {
         case hold
     }
 
+    /// `--allow-magnifier`: the held session's configuration allows screen_magnifier.
+    var allowMagnifier = false
+    /// When the held session began (monotonic nanoseconds), until it is ended.
+    private(set) var heldSince: UInt64?
+
     /// Called once the plan is carried out (after the last `ended`, or
     /// after `began` when holding).
     var onFinished: () -> Void = {}
@@ -57,7 +62,13 @@ final class AssessmentRunner {
     }
 
     private func begin() {
-        let session = carrel_assessment_manager_v1_begin(manager, surface, nil)
+        var configuration: OpaquePointer?
+        if allowMagnifier {
+            configuration = carrel_assessment_manager_v1_create_configuration(manager)
+            carrel_assessment_configuration_v1_allow_feature(configuration, CARREL_ASSESSMENT_MANAGER_V1_FEATURE_SCREEN_MAGNIFIER.rawValue)
+        }
+        let session = carrel_assessment_manager_v1_begin(manager, surface, configuration)
+        if let configuration { carrel_assessment_configuration_v1_destroy(configuration) }
         self.session = session
         carrel_assessment_session_v1_add_listener(session, sessionListener, Unmanaged.passUnretained(self).toOpaque())
         stamp("begin")
@@ -68,6 +79,7 @@ final class AssessmentRunner {
         stamp("began")
         switch plan {
         case .hold:
+            heldSince = MonotonicClock.nanoseconds()
             onFinished()
         case .cycles where attest:
             var nonce = wl_array()
@@ -103,6 +115,15 @@ final class AssessmentRunner {
             carrel_assessment_session_v1_end(session)
             wl_display_flush(connection.display)
         }
+    }
+
+    /// Ends the held session (`--end-after-ms`); `ended` is printed when it comes.
+    func endHeld() {
+        guard heldSince != nil, let session else { return }
+        heldSince = nil
+        stamp("end")
+        carrel_assessment_session_v1_end(session)
+        wl_display_flush(connection.display)
     }
 
     fileprivate func handleEnded() {

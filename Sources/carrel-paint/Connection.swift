@@ -18,8 +18,12 @@ final class Connection: WaylandConnection {
     /// Connects to $WAYLAND_DISPLAY and binds the globals a window needs;
     /// `onConnected` runs as soon as the socket is open.
     /// `bindAssessment` also binds carrel_assessment_manager_v1 when offered.
+    /// wl_seat, bound only when asked for (`--print-keys`).
+    private(set) var seat: OpaquePointer?
+
     /// `assessmentVersion`: the highest version to bind (3 for signed statements).
-    init(bindAssessment: Bool = false, assessmentVersion: UInt32 = 1, onConnected: () -> Void = {}) throws {
+    init(bindAssessment: Bool = false, bindSeat: Bool = false, assessmentVersion: UInt32 = 1,
+         onConnected: () -> Void = {}) throws {
         do {
             try super.init(onConnected: onConnected)
         } catch .cannotConnect(let name, let reason) {
@@ -38,6 +42,7 @@ final class Connection: WaylandConnection {
         shm = bind("wl_shm", maxVersion: 1)?.proxy
         wmBase = bind("xdg_wm_base", maxVersion: 2)?.proxy
         if let wmBase { xdg_wm_base_add_listener(wmBase, wmBaseListener, nil) }
+        if bindSeat { seat = bind("wl_seat", maxVersion: 1)?.proxy }
         if bindAssessment, let manager = bind("carrel_assessment_manager_v1", maxVersion: assessmentVersion)?.proxy {
             assessmentManager = manager
             carrel_assessment_manager_v1_add_listener(manager, managerListener, nil)

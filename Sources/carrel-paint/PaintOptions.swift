@@ -46,6 +46,9 @@ struct PixelSize: Equatable, CustomStringConvertible {
 /// argument-parser dependency, and the options are few and flat.
 struct PaintOptions: Equatable {
     var color = RGB(0x3366cc)
+    /// Cells this many pixels square, alternating `color` and white from
+    /// the top-left corner (a pattern screenshots can check for scaling).
+    var checker: Int?
     var dialogColor = RGB(0xcc3333)
     /// Used when the compositor leaves the size to us (configure 0x0).
     var size = PixelSize(width: 640, height: 480)
@@ -61,6 +64,10 @@ struct PaintOptions: Equatable {
     var attest = false
     /// Begin one assessment session once mapped and keep it.
     var holdSession = false
+    /// `--session`'s configuration allows `screen_magnifier`.
+    var allowMagnifier = false
+    /// End the held session this many milliseconds after `began`.
+    var endAfterMs: Int?
     /// Print `frame N NS` for every frame callback.
     var printFrames = false
     /// Commit a new frame every this many milliseconds, ignoring frame callbacks.
@@ -69,6 +76,8 @@ struct PaintOptions: Equatable {
     var raiseEvery: Int?
     /// Report whether any screen-capture global is offered.
     var tryCapture = false
+    /// Print every key delivered to the window.
+    var printKeys = false
 
     static let usage = """
         usage: carrel-paint [options]
@@ -76,6 +85,8 @@ struct PaintOptions: Equatable {
         A Wayland client that shows one window filled with a solid colour.
 
           --color RRGGBB          window colour (default 3366cc)
+          --checker N             a checkerboard of NxN-pixel cells, the window
+                                  colour and white, instead of a solid colour
           --size WxH              size to draw when the compositor leaves it to
                                   the client (default 640x480)
           --fixed-size WxH        always draw this size, whatever is configured
@@ -104,7 +115,13 @@ struct PaintOptions: Equatable {
           --session               once mapped, begin one session (null
                                   configuration) and keep it; prints
                                   `milestone begin|began NS`
+          --allow-magnifier       with --session: the configuration allows
+                                  screen_magnifier
+          --end-after-ms MS       with --session: end it MS milliseconds after
+                                  began (prints `milestone end|ended NS`)
           --print-frames          print `frame N NS` for every frame callback
+          --print-keys            print `key CODE pressed|released` (evdev
+                                  codes) for every key delivered to the window
           --commit-interval MS    commit a new frame every MS milliseconds,
                                   whatever the frame callbacks say
           --raise-every N         with --commit-interval: every N commits ask
@@ -151,6 +168,12 @@ struct PaintOptions: Equatable {
                     throw ParseError.invalid("\(flag) expects WxH with each side in 1...16384, got '\(text)'")
                 }
                 if flag == "--size" { options.size = size } else { options.fixedSize = size }
+            case "--checker":
+                let text = try value(for: flag)
+                guard let cell = Int(text), (1...512).contains(cell) else {
+                    throw ParseError.invalid("\(flag) expects a cell size in pixels, 1...512, got '\(text)'")
+                }
+                options.checker = cell
             case "--animate":
                 options.animate = true
             case "--still":
@@ -179,8 +202,18 @@ struct PaintOptions: Equatable {
                 options.holdSession = true
             case "--attest":
                 options.attest = true
+            case "--allow-magnifier":
+                options.allowMagnifier = true
+            case "--end-after-ms":
+                let text = try value(for: flag)
+                guard let ms = Int(text), ms >= 0 else {
+                    throw ParseError.invalid("\(flag) expects milliseconds, a whole number from 0, got '\(text)'")
+                }
+                options.endAfterMs = ms
             case "--print-frames":
                 options.printFrames = true
+            case "--print-keys":
+                options.printKeys = true
             case "--try-capture":
                 options.tryCapture = true
             default:
@@ -192,6 +225,12 @@ struct PaintOptions: Equatable {
         }
         if options.assessCycles != nil && options.holdSession {
             throw ParseError.invalid("--assess and --session exclude each other")
+        }
+        if (options.allowMagnifier || options.endAfterMs != nil) && !options.holdSession {
+            throw ParseError.invalid("--allow-magnifier and --end-after-ms need --session")
+        }
+        if options.endAfterMs != nil && options.commitIntervalMs != nil {
+            throw ParseError.invalid("--end-after-ms and --commit-interval exclude each other")
         }
         if options.raiseEvery != nil && options.commitIntervalMs == nil {
             throw ParseError.invalid("--raise-every needs --commit-interval")

@@ -11,6 +11,8 @@ final class PaintWindow {
         var defaultSize: PixelSize
         /// Drawn whatever the compositor configures.
         var fixedSize: PixelSize?
+        /// `--checker`: the cell size of a checkerboard of `color` and white.
+        var checker: Int? = nil
     }
 
     /// When to ask the compositor for wl_surface.frame callbacks.
@@ -180,7 +182,11 @@ final class PaintWindow {
             return
         }
         let color = frameRequests == .everyAnimated || varying ? look.color.varied(by: UInt32(truncatingIfNeeded: commits)) : look.color
-        buffer.fill(color)
+        if let cell = look.checker {
+            buffer.fillChecker(color, cell: cell)
+        } else {
+            buffer.fill(color)
+        }
         buffer.attach(to: surface)
         drawnSize = buffer.size
         if connection.compositorVersion >= 4 {

@@ -36,6 +36,18 @@ final class ShmBuffer {
         buffer.pixels.update(repeating: color.xrgb8888, count: buffer.byteCount / 4)
     }
 
+    /// Fills it with `cell`×`cell` squares, `color` at the top-left corner,
+    /// alternating with white.
+    func fillChecker(_ color: RGB, cell: Int) {
+        precondition(!isBusy, "drawing into a buffer the compositor may be reading")
+        let width = Int(buffer.stride) / 4, white = RGB(0xffffff).xrgb8888
+        for y in 0..<Int(size.height) {
+            for x in 0..<width {
+                buffer.pixels[y * width + x] = (x / cell + y / cell) % 2 == 0 ? color.xrgb8888 : white
+            }
+        }
+    }
+
     /// Marks the buffer as handed to the compositor by the next commit.
     func attach(to surface: OpaquePointer) {
         buffer.attach(to: surface)

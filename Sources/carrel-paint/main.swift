@@ -34,8 +34,10 @@ let captureInterfaces: Set<String> = [
 
 do {
     let wantsSession = options.assessCycles != nil || options.holdSession
-    let connection = try Connection(bindAssessment: wantsSession, assessmentVersion: options.attest ? 3 : 1,
+    let connection = try Connection(bindAssessment: wantsSession, bindSeat: options.printKeys,
+                                    assessmentVersion: options.attest ? 3 : 1,
                                     onConnected: { milestones.reach(.connected) })
+    let keyPrinter = connection.seat.map(KeyPrinter.init)
 
     if options.tryCapture {
         // Nothing to bind unless it is announced: binding a name the registry
@@ -60,7 +62,7 @@ do {
     let window = PaintWindow(
         connection: connection,
         look: .init(title: "carrel-paint", color: options.color,
-                    defaultSize: options.size, fixedSize: options.fixedSize),
+                    defaultSize: options.size, fixedSize: options.fixedSize, checker: options.checker),
         frameRequests: frameRequests,
         milestones: milestones)
     var dialog: PaintWindow?
@@ -71,6 +73,7 @@ do {
         if options.assessCycles != nil {
             runner.onFinished = { running = false }
         }
+        runner.allowMagnifier = options.allowMagnifier
         assessment = runner
     }
 
@@ -105,10 +108,16 @@ do {
             commits += 1
             if let every = options.raiseEvery, commits % every == 0 { window.toggleFullscreen() }
         }
+    } else if let endAfterMs = options.endAfterMs {
+        try connection.dispatch(while: { running }, every: 20_000_000) {
+            if let since = assessment?.heldSince, MonotonicClock.nanoseconds() >= since + UInt64(endAfterMs) * 1_000_000 {
+                assessment?.endHeld()
+            }
+        }
     } else {
         try connection.dispatch(while: { running })
     }
-    withExtendedLifetime((window, dialog, assessment)) {}
+    withExtendedLifetime((window, dialog, assessment, keyPrinter)) {}
 } catch {
     printError("\(error)")
     exit(1)

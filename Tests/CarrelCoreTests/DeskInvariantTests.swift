@@ -7,7 +7,8 @@ import Testing
 /// they are allowed), checking its promises after every step. A failure
 /// names the mode, seed and step; `run(mode:seed:steps:)` replays it.
 /// Protocol sessions sometimes name the policy's participant (a calculator,
-/// relaunched on exit under odd seeds, interrupting under even ones).
+/// relaunched on exit under odd seeds, interrupting under even ones) and
+/// allow the magnifier, whose zoom key is among the keys pressed.
 @Suite("Desk invariants under random input sequences")
 struct DeskInvariantTests {
     static let seeds: [UInt64] = (1...10).map { $0 &* 0x9E37_79B9_7F4A_7C15 }
@@ -38,7 +39,8 @@ struct DeskInvariantTests {
                         "unlocked", "confirmation answered", "selection accepted", "selection refused", "selection audited",
                         "drag accepted", "drag refused", "relaunch", "give up", "stop", "session began", "session ended",
                         "kiosk gap", "foreign window", "participant relaunch", "participant interrupt",
-                        "participant unavailable", "focus switch", "began with participant"] {
+                        "participant unavailable", "focus switch", "began with participant", "magnifier zoomed",
+                        "magnifier reset"] {
             #expect(outcomes.contains(outcome), "never reached \(outcome)")
         }
         for outcome in ["kiosk: relaunch", "kioskAssessment: relaunch", "kioskAssessment: session began",
@@ -73,6 +75,7 @@ struct DeskInvariantTests {
         setup.policy.participants = ["calculator": ParticipantPolicy(command: ["/usr/bin/galculator"],
                                                                      onExit: seed % 2 == 1 ? .relaunch : .interrupt)]
         setup.policy.session.knownParticipants = ["calculator"]
+        setup.magnifierKeys = MagnifierKeys([.zoomIn: EmergencyBinding(modifiers: [.logo, .alt], keysym: Sym.equal)])
         var double = DeskDouble(setup)
         var appRun: UInt64 = 0
         var appRunning = true
@@ -88,6 +91,7 @@ struct DeskInvariantTests {
             .press(Sym.a), .release(Sym.a), .press(Sym.vt2, [.ctrl, .alt]), .press(Sym.delete, [.ctrl, .alt]),
             .press(Sym.u, [.ctrl, .alt]), .press(Sym.y), .press(Sym.n), .press(Sym.escape), .press(Sym.enter),
             .typed("2"), .typed("4"), .typed("6"), .typed("8"), .typed("1"), .press(Sym.tab, [.ctrl, .alt]),
+            .press(Sym.equal, [.logo, .alt]),
         ]
 
         for step in 0..<steps {
@@ -187,7 +191,7 @@ struct DeskInvariantTests {
                     (Owners.stranger.client, .untrusted, "/usr/bin/seb"), (Owners.stranger.client, .untrusted, nil),
                 ][roll(4)]
                 let configuration = role == .untrusted ? AssessmentConfiguration(allowedFeatures: Set(AssessmentFeature.allCases))
-                    : participantRoll(2) == 0 ? AssessmentConfiguration(participants: ["calculator"]) : nil
+                    : participantRoll(2) == 0 ? AssessmentConfiguration(allowedFeatures: [.screenMagnifier], participants: ["calculator"]) : nil
                 if configuration?.participants.isEmpty == false, role == .app, appRunning || client == Owners.helper.client,
                    participantRoll(2) == 0 {
                     // The exam's own toplevel, mapped just before it begins (as createWindow would).
@@ -315,6 +319,8 @@ struct DeskInvariantTests {
             outcomes.insert("unlocked")
         }
         if after.desk.kioskGap && !before.desk.kioskGap { outcomes.insert("kiosk gap") }
+        if after.desk.magnifier.zoom > 1 && before.desk.magnifier.zoom == 1 { outcomes.insert("magnifier zoomed") }
+        if after.desk.magnifier == .off && before.desk.magnifier != .off { outcomes.insert("magnifier reset") }
     }
 
     /// Every promise the Desk makes, checked after one step.
@@ -356,6 +362,10 @@ struct DeskInvariantTests {
         if appAway, let shown = windows.first(where: { after.isShown($0.key) && $0.value.role != .app }) {
             failures.append("window \(shown.key) of \(shown.value.role) shown while the kiosk app is away")
         }
+        // The magnifier is drawn only while the live session allows it, and
+        // the compositor draws exactly what Core holds.
+        if desk.magnifier != .off && !desk.magnifierAllowed { failures.append("magnifier \(desk.magnifier) drawn while not allowed") }
+        if after.drawnMagnifier != desk.magnifier { failures.append("drawn magnifier \(after.drawnMagnifier) is not Core's \(desk.magnifier)") }
         // The passcode entry is open only during a lock.
         if desk.passcodeEntry.isOpen && desk.guidedAccess.session == nil { failures.append("passcode entry open without a lock") }
 

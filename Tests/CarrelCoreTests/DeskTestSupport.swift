@@ -11,6 +11,7 @@ enum Sym {
     static let delete: UInt32 = 0xffff
     static let vt2: UInt32 = Keybindings.switchVT1 + 1
     static let tab: UInt32 = 0xff09
+    static let equal: UInt32 = 0x3d
 }
 
 extension KeyPress {
@@ -80,6 +81,8 @@ struct DeskDouble {
     private(set) var relaunchPending = false
     private(set) var relaunches = 0
     private(set) var vtSwitches: [Int] = []
+    /// What the outputs draw for the magnifier, as the compositor was last told.
+    private(set) var drawnMagnifier = Magnifier.off
     private(set) var selections: [(SelectionKind, accepted: Bool, audited: Bool)] = []
     private(set) var blocked: [String] = []
     private(set) var passcodeChecks = 0
@@ -174,6 +177,8 @@ struct DeskDouble {
             return desk.shutdown("Carrel is shutting down")
         case .switchVirtualTerminal(let vt):
             vtSwitches.append(vt)
+        case .drawMagnifier(let magnifier):
+            drawnMagnifier = magnifier
         case .raiseWindow(let id):
             raised.append(id)
         case .relaunchParticipant(let id):

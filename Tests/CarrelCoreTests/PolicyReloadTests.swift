@@ -37,6 +37,20 @@ struct PolicyReloadTests {
         #expect(reload.policy.outputs == Policy.builtIn.outputs)
     }
 
+    @Test("the magnifier's keys apply at once: the Desk takes them with the reloaded policy")
+    func magnifierKeys() {
+        var file = Policy.builtIn
+        file.magnifier.zoomIn = KeyCombination(modifiers: [.ctrl, .alt], keyName: "plus")
+        let reload = PolicyReload(running: .builtIn, file: file)
+        #expect(reload.applied == ["magnifier"])
+        #expect(reload.needRestart.isEmpty)
+        #expect(reload.policy.magnifier == file.magnifier)
+        var desk = Desk(Desk.Setup(policy: .builtIn))
+        let keys = MagnifierKeys([.zoomIn: EmergencyBinding(modifiers: [.ctrl, .alt], keysym: 0x2b)])
+        desk.adopt(reload.policy, emergency: nil, unlockKeys: nil, magnifierKeys: keys)
+        #expect(desk.magnifierKeys == keys && desk.policy.magnifier == file.magnifier)
+    }
+
     @Test("the input method needs a restart (its globals and engine are set up at start) and keeps its running value")
     func inputMethod() {
         var file = Policy.builtIn

@@ -83,6 +83,10 @@ let builtInKeys: [BuiltInKey] = [
     BuiltInKey("preconditions.virtual_machine", .notMostRestrictive) { builtIn.preconditions.refuseVirtualMachine == false },
     BuiltInKey("audit.path", .notARestriction) { builtIn.audit.path == "/var/log/carrel/audit.jsonl" },
     BuiltInKey("attestation.key", .notARestriction) { builtIn.attestation.keyPath == nil },
+    BuiltInKey("magnifier.zoom_in", .notARestriction) { builtIn.magnifier.zoomIn == KeyCombination(modifiers: [.logo, .alt], keyName: "equal") },
+    BuiltInKey("magnifier.zoom_out", .notARestriction) { builtIn.magnifier.zoomOut == KeyCombination(modifiers: [.logo, .alt], keyName: "minus") },
+    BuiltInKey("magnifier.zoom_off", .notARestriction) { builtIn.magnifier.zoomOff == KeyCombination(modifiers: [.logo, .alt], keyName: "0") },
+    BuiltInKey("magnifier.colour_filter", .notARestriction) { builtIn.magnifier.colourFilter == KeyCombination(modifiers: [.logo, .alt], keyName: "c") },
 ]
 
 /// The one problem `text` has at `key`, as the reader words it.

@@ -28,6 +28,7 @@ struct ExamplePolicyTests {
         #expect(policy.preconditions == Policy.builtIn.preconditions)
         #expect(policy.audit == Policy.builtIn.audit)
         #expect(policy.attestation == Policy.builtIn.attestation)
+        #expect(policy.magnifier == Policy.builtIn.magnifier)
     }
 
     @Test("docs/POLICY.md shows the example as committed")

@@ -114,6 +114,10 @@ let invalidValues: [Invalid] = [
     Invalid("[guided_access]\nunlock_keys = \"Ctrl+Alt+Shift+U\"", "guided_access.unlock_keys", line: 2, "needs passcode_hash"),
     Invalid("[emergency]\nbinding = \"Ctrl+Alt+Shift+U\"\n[guided_access]\npasscode_hash = \"\(hash)\"\nunlock_keys = \"shift+alt+ctrl+u\"", "guided_access.unlock_keys", line: 5, "same combination as emergency.binding"),
     Invalid("[guided_access]\npasscode_hash = \"\(hash)\"\nunlock_keys = \"U\"", "guided_access.unlock_keys", line: 3, "at least 2 modifiers"),
+    Invalid("[magnifier]\nzoom_out = \"Logo+Alt+equal\"", "magnifier.zoom_out", line: 2, "same combination as magnifier.zoom_in"),
+    Invalid("[magnifier]\nzoom_in = \"Alt+equal\"", "magnifier.zoom_in", line: 2, "at least 2 modifiers"),
+    Invalid("[emergency]\nbinding = \"Ctrl+Alt+Shift+Escape\"\n[magnifier]\nzoom_off = \"shift+alt+ctrl+escape\"", "magnifier.zoom_off", line: 4, "same combination as emergency.binding"),
+    Invalid("[magnifier]\npan = \"Logo+Alt+p\"", "magnifier.pan", line: 2, "unknown"),
     // [providers]
     Invalid("[providers]\nnetwork = \"yes\"", "providers.network", line: 2, "true or false"),
     Invalid("[providers]\nmedia = 1", "providers.media", line: 2, "true or false, got 1"),
@@ -218,6 +222,10 @@ struct PolicyFileTests {
 
             [audit]
             path = "/srv/exam/audit.jsonl"
+
+            [magnifier]
+            zoom_in = "Ctrl+Alt+plus"
+            colour_filter = "Logo+Shift+I"
             """, file: "p.toml")
         #expect(policy.session.entitledRoles == [.app, .participant])
         #expect(policy.session.defaultTimeLimit == UInt32(90 * 60), "seconds")
@@ -236,6 +244,8 @@ struct PolicyFileTests {
         #expect(policy.guidedAccess == GuidedAccessPolicy(passcodeHash: hash,
                                                           unlockKeys: KeyCombination(modifiers: [.logo, .shift], keyName: "U")))
         #expect(policy.control == ControlPolicy(socketPath: "/run/exam/ctl.sock", group: "examadmin"))
+        #expect(policy.magnifier == MagnifierPolicy(zoomIn: KeyCombination(modifiers: [.ctrl, .alt], keyName: "plus"),
+                                                    colourFilter: KeyCombination(modifiers: [.logo, .shift], keyName: "I")))
         #expect(policy.providers == ProvidersPolicy(network: true, media: true, stateDirectory: "/run/exam/providers",
                                                     verifyInterval: .milliseconds(250)))
         #expect(policy.preconditions == PreconditionPolicy(waived: [.nested, .seat], refuseVirtualMachine: true))

@@ -261,7 +261,7 @@ enum carrel_assessment_manager_v1_feature {
 	 */
 	CARREL_ASSESSMENT_MANAGER_V1_FEATURE_KEYBOARD_SHORTCUTS = 5,
 	/**
-	 * an accessibility tool that magnifies part of the screen
+	 * an accessibility tool that magnifies part of the screen or filters its colours
 	 */
 	CARREL_ASSESSMENT_MANAGER_V1_FEATURE_SCREEN_MAGNIFIER = 6,
 	/**

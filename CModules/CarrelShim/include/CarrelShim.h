@@ -11,5 +11,6 @@
 #include "carrel-shim-shm-pool-accounting.h"
 #include "carrel-shim-audit-watch.h"
 #include "carrel-shim-xdg-initial-configure.h"
+#include "carrel-shim-output-magnifier.h"
 
 #endif

@@ -45,6 +45,10 @@ final class TextInputEndpoint {
 
     /// The text cursor in surface coordinates.
     var cursorRectangle: wlr_box { textInput.pointee.current.cursor_rectangle }
+    /// Whether the client reported where its text cursor is (the magnifier follows it).
+    var reportsCursorRectangle: Bool {
+        isEnabled && textInput.pointee.current.features & WLR_TEXT_INPUT_V3_FEATURE_CURSOR_RECTANGLE.rawValue != 0
+    }
 
     func detach() { listeners.disconnectAll() }
 }

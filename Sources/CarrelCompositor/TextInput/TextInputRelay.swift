@@ -113,12 +113,25 @@ final class TextInputRelay {
     }
 
     func committed(_ endpoint: TextInputEndpoint) {
+        followTextCursor(endpoint)
         guard endpoint === active, let engine else { return }
         if engineState(of: endpoint) != stateSentToEngine {
             sendState(of: endpoint, to: engine)
             wlr_input_method_v2_send_done(engine)
         }
         updatePopups()
+    }
+
+    /// The magnifier follows the text cursor of the focused window's text
+    /// input, whether or not the input method composes for it.
+    private func followTextCursor(_ endpoint: TextInputEndpoint) {
+        guard endpoint.reportsCursorRectangle, let surface = endpoint.focusedSurface,
+              let node = server.sceneNode(of: surface) else { return }
+        var x: Int32 = 0, y: Int32 = 0
+        wlr_scene_node_coords(node, &x, &y)
+        let cursor = endpoint.cursorRectangle
+        server.magnifierTextCursorReported(Rect(x: Int(x + cursor.x), y: Int(y + cursor.y),
+                                                 width: Int(cursor.width), height: Int(cursor.height)))
     }
 
     func disabled(_ endpoint: TextInputEndpoint) {

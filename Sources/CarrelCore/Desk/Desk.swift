@@ -8,13 +8,17 @@
 /// What it combines:
 /// - Keys: the confirmation prompt takes every key while it is up, then the
 ///   passcode entry while it is open, then the unlock keys during a lock,
-///   then Carrel's bindings (VT switching outside sessions, the emergency
-///   binding inside them); anything else goes to the focused client.
+///   then the session focus switch, then Carrel's bindings (VT switching
+///   outside sessions, the emergency binding inside them), then the
+///   magnifier's keys (only in an active session that allows
+///   `screen_magnifier`); anything else goes to the focused client.
 /// - Clipboard, primary selection and drags: during a session only from the
 ///   session owner's focused input.
 /// - Focus and what is shown: a session's restrictions and Single App Mode's
 ///   gap, as one `ScreenRules`.
 /// - Session events: a session Carrel began itself is heard by its mode.
+/// - The magnifier (`Desk+Magnifier.swift`): its keys during a session that
+///   allows `screen_magnifier`, and its reset when that stops holding.
 /// - The input method (`Desk+InputMethod.swift`): which window may compose,
 ///   keys to its grab, what it may commit, its popup, its death and restarts.
 /// - The app's exit: ends the on-behalf session, then Single App Mode
@@ -35,16 +39,19 @@ public struct Desk: Sendable {
         public var unlockKeys: EmergencyBinding?
         /// A real seat with virtual terminals to switch to.
         public var hasVirtualTerminals: Bool
+        /// The policy's `[magnifier]` keys, resolved by xkbcommon.
+        public var magnifierKeys: MagnifierKeys
 
         public init(policy: Policy, appName: String? = nil, assessment: AssessmentConfiguration? = nil,
                     emergency: EmergencyBinding? = nil, unlockKeys: EmergencyBinding? = nil,
-                    hasVirtualTerminals: Bool = false) {
+                    hasVirtualTerminals: Bool = false, magnifierKeys: MagnifierKeys = MagnifierKeys()) {
             self.policy = policy
             self.appName = appName
             self.assessment = assessment
             self.emergency = emergency
             self.unlockKeys = unlockKeys
             self.hasVirtualTerminals = hasVirtualTerminals
+            self.magnifierKeys = magnifierKeys
         }
     }
 
@@ -66,6 +73,9 @@ public struct Desk: Sendable {
     public private(set) var askingConfirmation: SessionID?
     public private(set) var emergency: EmergencyBinding?
     public private(set) var unlockKeys: EmergencyBinding?
+    public internal(set) var magnifierKeys: MagnifierKeys
+    /// What Carrel draws over the outputs for `screen_magnifier` (see `Desk+Magnifier.swift`).
+    public internal(set) var magnifier = Magnifier.off
     /// Single App Mode is on.
     public let kiosk: Bool
     /// Single App Mode's relaunch decisions; nil when off.
@@ -97,6 +107,7 @@ public struct Desk: Sendable {
         emergency = setup.emergency
         unlockKeys = setup.unlockKeys
         hasVirtualTerminals = setup.hasVirtualTerminals
+        magnifierKeys = setup.magnifierKeys
         kiosk = setup.policy.kiosk.enabled
         kioskGap = kiosk
         if kiosk, setup.appName != nil { schedule = RelaunchSchedule(policy: setup.policy.kiosk) }
@@ -161,6 +172,8 @@ public struct Desk: Sendable {
                     + run(invigilator.administrativeInterrupt("the emergency key combination was pressed at the machine"))
             }
         }
+        // After the emergency binding: nothing may shadow it.
+        if key.pressed, let effects = magnifierKey(key) { return effects }
         if let target = inputMethodKeyTarget {
             return [.deliverKeyToInputMethod(window: target)]
         }
@@ -450,6 +463,8 @@ public struct Desk: Sendable {
         var effects: [DeskEffect] = []
         if case .applied = outcome {
             restrictions = set
+            // An update that stops allowing the magnifier takes it away at once.
+            if !set.allowedFeatures.contains(.screenMagnifier) { effects += resetMagnifier("the session no longer allows screen_magnifier") }
             // Nothing composed before the session may be committed into it.
             effects.append(.cancelComposition)
             effects += restartEngineIfPredictionChanged()
@@ -516,10 +531,12 @@ public struct Desk: Sendable {
 
     /// `reload` accepted `policy` (its keys resolved): what can change while
     /// running applies from the next session.
-    public mutating func adopt(_ policy: Policy, emergency: EmergencyBinding?, unlockKeys: EmergencyBinding?) {
+    public mutating func adopt(_ policy: Policy, emergency: EmergencyBinding?, unlockKeys: EmergencyBinding?,
+                               magnifierKeys: MagnifierKeys? = nil) {
         self.policy = policy
         self.emergency = emergency
         self.unlockKeys = unlockKeys
+        if let magnifierKeys { self.magnifierKeys = magnifierKeys }
         invigilator.adopt(policy: policy.session, appLock: policy.appLock)
     }
 
@@ -532,12 +549,18 @@ public struct Desk: Sendable {
             result.append(.session(effect))
             switch effect {
             case .send(let id, let event):
+                switch event {
+                case .interrupted: result += resetMagnifier("the session was interrupted")
+                case .ended: result += resetMagnifier("the session ended")
+                default: break
+                }
                 result += heard(event, on: id)
             case .dismissConfirmation(let id):
                 if askingConfirmation == id { askingConfirmation = nil }
             case .revertRestrictions(let id):
                 if restrictions?.session == id {
                     restrictions = nil
+                    result += resetMagnifier("the session's restrictions were lifted")
                     result.append(.cancelComposition)
                     result += restartEngineIfPredictionChanged()
                     participantWindowWait = nil

@@ -62,6 +62,9 @@ public enum DeskEffect: Sendable, Hashable, CustomStringConvertible {
     case stop(status: Int32)
     /// Switch to this virtual terminal (a real seat only).
     case switchVirtualTerminal(Int)
+    /// Draw the outputs through this magnifier (zoom and colour filter);
+    /// `.off` renders them as they are.
+    case drawMagnifier(Magnifier)
     /// A line for Carrel's log.
     case log(SessionLogEntry)
 
@@ -90,6 +93,7 @@ public enum DeskEffect: Sendable, Hashable, CustomStringConvertible {
         case .relaunchApp(let delay): return "relaunch the app after \(delay)"
         case .stop(let status): return "stop with status \(status)"
         case .switchVirtualTerminal(let vt): return "switch to VT \(vt)"
+        case .drawMagnifier(let magnifier): return "draw magnifier \(magnifier)"
         case .log(let entry): return "log \(entry)"
         }
     }

@@ -27,7 +27,8 @@ public struct EmergencyBinding: Sendable, Equatable {
 }
 
 /// Carrel's own keybindings: virtual-terminal switching on a real seat, and
-/// the emergency binding when the policy defines one (off by default). During
+/// the emergency binding when the policy defines one (off by default); the
+/// magnifier's keys are `MagnifierKeys`, below. During
 /// a session VT switching is off — leaving the exam for a console is exactly
 /// the escape a session forbids — and the key goes to the exam instead; the
 /// emergency binding works only during a session.
@@ -54,5 +55,30 @@ public enum Keybindings {
             return .switchToVirtualTerminal(Int(keysym - switchVT1) + 1)
         }
         return nil
+    }
+}
+
+/// What the policy's `[magnifier]` keys do.
+public enum MagnifierAction: Sendable, Equatable, CaseIterable {
+    case zoomIn
+    case zoomOut
+    case zoomOff
+    case nextColourFilter
+}
+
+/// The policy's `[magnifier]` keys with their keys resolved to keysyms by
+/// the compositor (xkbcommon), as `EmergencyBinding`s.
+public struct MagnifierKeys: Sendable, Equatable {
+    public var bindings: [MagnifierAction: EmergencyBinding]
+
+    public init(_ bindings: [MagnifierAction: EmergencyBinding] = [:]) { self.bindings = bindings }
+
+    /// The action of a pressed key, or nil when it is none of them.
+    /// Matched only while the session allows `screen_magnifier`; otherwise
+    /// these are ordinary keys and go to the exam like any other.
+    public func action(forPressed keysyms: [UInt32], modifiers: Set<KeyCombination.Modifier>,
+                       magnifierAllowed: Bool) -> MagnifierAction? {
+        guard magnifierAllowed else { return nil }
+        return MagnifierAction.allCases.first { bindings[$0]?.matches(keysyms: keysyms, modifiers: modifiers) ?? false }
     }
 }

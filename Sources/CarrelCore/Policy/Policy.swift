@@ -32,6 +32,8 @@ public struct Policy: Sendable, Equatable {
     public var audit: AuditPolicy
     /// `[attestation]`: the key signed statements about sessions are made with.
     public var attestation: AttestationPolicy
+    /// The magnifier's keys (`[magnifier]`), working only in sessions that allow it.
+    public var magnifier: MagnifierPolicy
 
     public init(
         session: SessionPolicy = SessionPolicy(),
@@ -47,7 +49,8 @@ public struct Policy: Sendable, Equatable {
         providers: ProvidersPolicy = ProvidersPolicy(),
         preconditions: PreconditionPolicy = PreconditionPolicy(),
         audit: AuditPolicy = AuditPolicy(),
-        attestation: AttestationPolicy = AttestationPolicy()
+        attestation: AttestationPolicy = AttestationPolicy(),
+        magnifier: MagnifierPolicy = MagnifierPolicy()
     ) {
         self.session = session
         self.participants = participants
@@ -63,6 +66,7 @@ public struct Policy: Sendable, Equatable {
         self.preconditions = preconditions
         self.audit = audit
         self.attestation = attestation
+        self.magnifier = magnifier
     }
 
     /// What Carrel runs under with no policy file, and what a key a file
@@ -234,6 +238,34 @@ public struct AppLockPolicy: Sendable, Equatable {
         self.allowedExecutables = allowedExecutables
         self.requireConfirmation = requireConfirmation
         self.bannerDuration = bannerDuration
+    }
+}
+
+/// `[magnifier]`: the keys that zoom the screen and cycle its colour
+/// filter. They act only during a session that allows `screen_magnifier`;
+/// otherwise they are ordinary keys and go to the focused window.
+public struct MagnifierPolicy: Sendable, Equatable {
+    public var zoomIn: KeyCombination
+    public var zoomOut: KeyCombination
+    public var zoomOff: KeyCombination
+    public var colourFilter: KeyCombination
+
+    /// Logo+Alt with `=` (in), `-` (out), `0` (off) and `c` (colour filter),
+    /// as other desktops' magnifiers use Logo+Alt+= and Logo+Alt+-.
+    public init(zoomIn: KeyCombination = KeyCombination(modifiers: [.logo, .alt], keyName: "equal"),
+                zoomOut: KeyCombination = KeyCombination(modifiers: [.logo, .alt], keyName: "minus"),
+                zoomOff: KeyCombination = KeyCombination(modifiers: [.logo, .alt], keyName: "0"),
+                colourFilter: KeyCombination = KeyCombination(modifiers: [.logo, .alt], keyName: "c")) {
+        self.zoomIn = zoomIn
+        self.zoomOut = zoomOut
+        self.zoomOff = zoomOff
+        self.colourFilter = colourFilter
+    }
+
+    /// Each action's combination, with the policy key that sets it.
+    public var combinations: [(action: MagnifierAction, key: String, combination: KeyCombination)] {
+        [(.zoomIn, "zoom_in", zoomIn), (.zoomOut, "zoom_out", zoomOut), (.zoomOff, "zoom_off", zoomOff),
+         (.nextColourFilter, "colour_filter", colourFilter)]
     }
 }
 

@@ -41,6 +41,7 @@ public struct PolicyReload: Sendable, Equatable {
         take("app_lock", \.appLock)
         take("guided_access", \.guidedAccess)
         take("preconditions", \.preconditions)
+        take("magnifier", \.magnifier)
         // The input method's globals and its engine are set up at start.
         keep("input_method", \.inputMethod)
         keep("capture", \.capture)

@@ -18,3 +18,11 @@ public struct Rect: Sendable, Equatable, Hashable, CustomStringConvertible {
     public var size: Size { Size(width: width, height: height) }
     public var description: String { "\(width)x\(height)+\(x)+\(y)" }
 }
+
+/// A point in layout (or output-local) pixels.
+public struct Point: Sendable, Equatable, Hashable, CustomStringConvertible {
+    public var x: Int
+    public var y: Int
+    public init(x: Int, y: Int) { self.x = x; self.y = y }
+    public var description: String { "(\(x), \(y))" }
+}
