@@ -45,17 +45,37 @@ final class AppProcess {
         self.leadsGroup = leadsGroup
     }
 
+    /// How a launched program reaches Carrel: a socket path it connects to
+    /// (WAYLAND_DISPLAY), or one end of a socket pair Carrel already accepted
+    /// as a client of a role (WAYLAND_SOCKET, kept open across exec).
+    enum Connection {
+        case socketPath(String)
+        case connectedSocket(Int32)
+    }
+
     /// Launches `command` connected to Carrel through `appSocket` only;
     /// `label` names it in the log (the app, or a participant).
     /// `ownProcessGroup`: it leads a new process group, so `terminate` ends
     /// its children too (a participant started through a shell).
     static func launch(_ command: [String], appSocket: String, logger: Logger, label: String = "app",
                        ownProcessGroup: Bool = false) throws -> AppProcess {
+        try launch(command, connection: .socketPath(appSocket), logger: logger, label: label, ownProcessGroup: ownProcessGroup)
+    }
+
+    /// Launches `command` reaching Carrel through `connection` only.
+    static func launch(_ command: [String], connection: Connection, logger: Logger, label: String,
+                       ownProcessGroup: Bool) throws -> AppProcess {
         var environment: [String: String] = [:]
         for (key, value) in ProcessEnvironment.current() { environment[key] = value }
-        // The app and its children reach Carrel only through the app socket.
-        environment["WAYLAND_DISPLAY"] = appSocket
-        environment.removeValue(forKey: "WAYLAND_SOCKET")
+        // The program and its children reach Carrel only through this connection.
+        switch connection {
+        case .socketPath(let path):
+            environment["WAYLAND_DISPLAY"] = path
+            environment.removeValue(forKey: "WAYLAND_SOCKET")
+        case .connectedSocket(let fd):
+            environment["WAYLAND_SOCKET"] = String(fd)
+            environment.removeValue(forKey: "WAYLAND_DISPLAY")
+        }
         // No Xwayland: X11 clients could read every other client's input.
         environment.removeValue(forKey: "DISPLAY")
         environment.removeValue(forKey: "NOTIFY_SOCKET")
@@ -66,6 +86,13 @@ final class AppProcess {
             argv.forEach { free($0) }
             envp.forEach { free($0) }
         }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if case .connectedSocket(let fd) = connection {
+            // dup2 onto itself clears close-on-exec in the child only.
+            posix_spawn_file_actions_adddup2(&actions, fd, fd)
+        }
         var pid: pid_t = 0
         let result = withCleanSpawnAttributes { attributes in
             if ownProcessGroup {
@@ -74,7 +101,7 @@ final class AppProcess {
                 posix_spawnattr_setflags(&attributes, flags | Int16(POSIX_SPAWN_SETPGROUP))
                 posix_spawnattr_setpgroup(&attributes, 0)
             }
-            return posix_spawnp(&pid, command[0], nil, &attributes, argv, envp)
+            return posix_spawnp(&pid, command[0], &actions, &attributes, argv, envp)
         }
         guard result == 0 else {
             throw CompositorError.launch("\(command[0]): \(SystemError.describe(result)); check the command exists and is executable")
