@@ -1,0 +1,153 @@
+"""The on-screen keyboard (Debian's wvkbd) as a session allows it: carrel
+launches the policy's keyboard on a socket pair of its own (the
+on_screen_keyboard role) only for a session whose configuration allows
+`on_screen_keyboard`, puts its one layer surface at the bottom of the output,
+gives the exam the space above it, and stops it at `end`. Checked from
+outside with the X server's screenshots (carrel nested in Xvfb), taps with
+xdotool's pointer, and a hostile keyboard (pywayland) run as the policy's
+keyboard that tries every way out of its band."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+
+import carrel_harness as h
+from test_assessment import World, client_python, pywayland_protocols  # noqa: F401  (fixtures)
+from test_enforcement import EXAM, OUTPUT
+from test_visual import save, screenshot, start_xvfb
+
+WVKBD = "/usr/bin/wvkbd-mobintl"
+
+pytestmark = pytest.mark.skipif(not os.path.exists(WVKBD), reason="needs wvkbd (Debian package wvkbd)")
+
+
+def stderr(c) -> str:
+    return c.stderr_path.read_text(errors="replace")
+
+
+def is_exam(pixel) -> bool:
+    return all(abs(a - b) <= 4 for a, b in zip(pixel, EXAM))
+
+
+def row_is_exam(image, y, step=8) -> bool:
+    return all(is_exam(image.pixel(x, y)) for x in range(0, OUTPUT[0], step))
+
+
+def exam_rows(image) -> int:
+    """How many rows from the top of the output are the exam's colour throughout."""
+    y = 0
+    while y < OUTPUT[1] and row_is_exam(image, y):
+        y += 1
+    return y
+
+
+def foreign_in_band(image, top, step=8) -> int:
+    """Sampled pixels below `top` that are not the exam's colour."""
+    return sum(1 for y in range(top, OUTPUT[1], step) for x in range(0, OUTPUT[0], step)
+               if not is_exam(image.pixel(x, y)))
+
+
+def keyboard_pid(c) -> int:
+    found = re.findall(r"launched on-screen keyboard \S+ as pid (\d+)", stderr(c))
+    assert found, f"carrel never launched the on-screen keyboard\n{c.evidence()}"
+    return int(found[-1])
+
+
+def gone(pid) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    # A zombie not yet reaped still answers kill(0); its state says it ended.
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+FEATURE = {"spell_check": 0, "input_method": 3, "on_screen_keyboard": 4}
+
+
+def begin_allowing(w, features):
+    exam = w.client("exam")
+    exam.map()
+    exam.bind()
+    exam.send("config c")
+    for feature in features:
+        exam.send(f"allow c {FEATURE[feature]}")
+    exam.begin(config="c")
+    exam.began()
+    return exam
+
+
+@pytest.fixture
+def osk_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols):  # noqa: F811
+    """carrel on the x11 backend in Xvfb, the built-in policy (wvkbd as the keyboard)."""
+    display = start_xvfb(procs, logdir, logs)
+    w = World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+              backend="x11", env={"DISPLAY": display})
+    w.display = display
+    return w
+
+
+def test_allowed_keyboard_takes_the_bottom_band_and_goes_at_end(osk_world, artifacts_dir):
+    """Allowed: wvkbd is launched, its pixels fill a band at the bottom of
+    the output, the exam is resized to the space above it (its colour fills
+    every row there, none below); after `end` the keyboard's process exits
+    and the exam's colour fills the output again."""
+    w = osk_world
+    exam = begin_allowing(w, ["on_screen_keyboard"])
+    pid = keyboard_pid(w.carrel)
+    last = [None]
+
+    def band_shown():
+        last[0] = screenshot(w.display)
+        top = exam_rows(last[0])
+        return 0 < OUTPUT[1] - top <= OUTPUT[1] * 2 // 5 and foreign_in_band(last[0], top) > 1000
+
+    shown = h.wait_until(band_shown, 15, interval=0.3)
+    png = save(last[0], artifacts_dir, "on-screen-keyboard-allowed")
+    top = exam_rows(last[0])
+    assert shown, f"no keyboard band at the bottom (exam rows {top} of {OUTPUT[1]}); screenshot {png}\n{w.carrel.evidence()}"
+    band = OUTPUT[1] - top
+    print(f"keyboard band {band} px high; exam keeps {top} rows; screenshot {png}")
+    # The exam was resized, not covered: no row of the band is the exam's colour.
+    assert not any(row_is_exam(last[0], y) for y in range(top, OUTPUT[1], 4)), \
+        f"the exam's colour shows inside the band: it was covered, not resized; screenshot {png}"
+    assert f"band {OUTPUT[0]}x{band}+0+{top}" in stderr(w.carrel), w.carrel.evidence()
+
+    exam.send("end s")
+    exam.expect(r"session s ended", what="ended after end")
+    assert h.wait_until(lambda: gone(pid), 10), f"wvkbd (pid {pid}) still runs after end\n{w.carrel.evidence()}"
+
+    def exam_everywhere():
+        last[0] = screenshot(w.display)
+        return exam_rows(last[0]) == OUTPUT[1]
+
+    back = h.wait_until(exam_everywhere, 10, interval=0.3)
+    png = save(last[0], artifacts_dir, "on-screen-keyboard-after-end")
+    assert back, f"after end the output is not all exam (rows {exam_rows(last[0])}); screenshot {png}"
+    w.alive()
+
+
+def test_denied_keyboard_is_never_launched(osk_world, artifacts_dir):
+    """Denied (allowing other features): no keyboard process, nothing at the
+    bottom: the exam's colour fills the whole output."""
+    w = osk_world
+    exam = begin_allowing(w, ["input_method", "spell_check"])
+    time.sleep(1.5)
+    image = screenshot(w.display)
+    png = save(image, artifacts_dir, "on-screen-keyboard-denied")
+    assert exam_rows(image) == OUTPUT[1], f"something covers the exam (rows {exam_rows(image)}); screenshot {png}"
+    assert "launched on-screen keyboard" not in stderr(w.carrel), w.carrel.evidence()
+    exam.send("end s")
+    exam.expect(r"session s ended", what="ended after end")
+    assert "launched on-screen keyboard" not in stderr(w.carrel), w.carrel.evidence()
+    w.alive()
