@@ -151,3 +151,61 @@ def test_denied_keyboard_is_never_launched(osk_world, artifacts_dir):
     exam.expect(r"session s ended", what="ended after end")
     assert "launched on-screen keyboard" not in stderr(w.carrel), w.carrel.evidence()
     w.alive()
+
+
+def xdo(display, *args):
+    subprocess.run(["xdotool", *args], env=h.clean_env({"DISPLAY": display}), check=True,
+                   timeout=15, stdin=subprocess.DEVNULL, capture_output=True)
+
+
+def band_of(c):
+    """The band carrel placed, from its log: (width, height, top)."""
+    found = re.findall(r"on-screen keyboard: band (\d+)x(\d+)\+0\+(\d+)", stderr(c))
+    assert found, f"the keyboard's band was never placed\n{c.evidence()}"
+    return tuple(map(int, found[-1]))
+
+
+# wvkbd-mobintl's landscape layout: six rows of keys; the third holds
+# q w e r t y u i o p (starting half a key in), the last ends with Enter.
+def key_point(band, key):
+    width, height, top = band
+    row = height / 6
+    letters = "qwertyuiop"
+    if key == "Enter":
+        return int(width * 0.9), int(top + 5.5 * row)
+    index = letters.index(key)
+    return int(width * (0.0953 + 0.0953 * index)), int(top + 2.5 * row)
+
+
+def test_taps_on_the_keyboard_type_into_the_exam(carrel, procs, logdir, logs, tmp_path, artifacts_dir):
+    """Real pointer taps (xdotool under Xvfb) on wvkbd's keys type into the
+    exam (foot, whose shell copies what it receives to a file): w, e, t and
+    Enter arrive as "wet" and a newline."""
+    h.require_tool("xdotool")
+    if not os.path.exists("/usr/bin/foot"):
+        pytest.skip("needs foot")
+    display = start_xvfb(procs, logdir, logs)
+    config = tmp_path / "exam.toml"
+    config.write_text('allow = ["on_screen_keyboard"]\n')
+    typed = tmp_path / "typed.txt"
+    c = carrel.start(app=["foot", "sh", "-c", 'exec cat > "$0"', str(typed)],
+                     args=[f"--assessment={config}"], backend="x11",
+                     env={"DISPLAY": display, "LANG": "C.UTF-8"})
+    assert h.wait_until(lambda: "session began (on behalf of foot)" in stderr(c), 15), c.evidence()
+    assert h.wait_until(typed.exists, 10), f"foot's shell never ran\n{c.evidence()}"
+    assert h.wait_until(lambda: "on-screen keyboard: band" in stderr(c), 15), c.evidence()
+    band = band_of(c)
+    time.sleep(1.0)  # wvkbd draws its keys after the configure
+    save(screenshot(display), artifacts_dir, "on-screen-keyboard-foot")
+    for key in ["q", "w", "e", "t", "Enter"]:
+        x, y = key_point(band, key)
+        xdo(display, "mousemove", str(x), str(y))
+        time.sleep(0.2)
+        xdo(display, "mousemove", str(x + 1), str(y))
+        time.sleep(0.2)
+        xdo(display, "click", "1")
+        time.sleep(0.3)
+    h.wait_until(lambda: typed.read_bytes().endswith(b"\n"), 8)
+    text = typed.read_bytes().decode(errors="replace")
+    assert text == "qwet\n", f"foot received {text!r} from the taps, not 'wet' and a newline\n{c.evidence()}"
+    assert c.alive(), c.evidence()
