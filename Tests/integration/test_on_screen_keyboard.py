@@ -209,3 +209,77 @@ def test_taps_on_the_keyboard_type_into_the_exam(carrel, procs, logdir, logs, tm
     text = typed.read_bytes().decode(errors="replace")
     assert text == "qwet\n", f"foot received {text!r} from the taps, not 'wet' and a newline\n{c.evidence()}"
     assert c.alive(), c.evidence()
+
+
+def generate_layer_shell_bindings(outdir):
+    """pywayland's scanner on wayland.xml, xdg-shell and the layer shell XML under protocols/."""
+    package = outdir / "carrel_osk"
+    package.mkdir(parents=True)
+    xmls = ["/usr/share/wayland/wayland.xml", str(h.REPO / "protocols" / "xdg-shell.xml"),
+            str(h.REPO / "protocols" / "wlr-layer-shell-unstable-v1.xml")]
+    r = subprocess.run([sys.executable, "-m", "pywayland.scanner", "-o", str(package), "-i", *xmls],
+                       capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, f"pywayland.scanner failed: {r.stderr}"
+    (package / "__init__.py").write_text("")
+    return outdir
+
+
+def is_red(pixel) -> bool:
+    r, g, b = pixel
+    return r > 200 and g < 60 and b < 60
+
+
+def test_hostile_keyboard_gets_one_band_and_cannot_cover_the_exam(carrel, procs, logdir, logs, tmp_path,
+                                                                  client_python, pywayland_protocols,  # noqa: F811
+                                                                  artifacts_dir):
+    """The policy's keyboard is hostile (hostile_on_screen_keyboard.py): its
+    overlay-layer surface is closed, its band's red buffer three times the
+    band's height is never drawn (no red anywhere; the exam keeps the space
+    above the band), a second band is closed, and asking for keyboard focus
+    closes its band, giving the exam the whole output back. It sees the
+    layer shell and the virtual keyboard, nothing privileged beyond them."""
+    generated = generate_layer_shell_bindings(tmp_path / "gen")
+    report = tmp_path / "hostile-report"
+    report.write_text("")
+    script = h.REPO / "Tests" / "integration" / "hostile_on_screen_keyboard.py"
+    policy = tmp_path / "policy.toml"
+    policy.write_text(f'[on_screen_keyboard]\ncommand = ["{sys.executable}", "{script}", "{generated}", "{report}"]\n')
+    display = start_xvfb(procs, logdir, logs)
+    w = World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+              backend="x11", env={"DISPLAY": display}, args=["--policy", str(policy)])
+    exam = begin_allowing(w, ["on_screen_keyboard"])
+    lines = lambda: report.read_text().splitlines()  # noqa: E731
+    assert h.wait_until(lambda: "holding" in lines(), 15), f"the hostile keyboard never got going: {lines()}\n{w.carrel.evidence()}"
+    seen = set(lines()[0].split()[1:])
+    assert {"zwlr_layer_shell_v1", "zwp_virtual_keyboard_manager_v1"} <= seen, lines()
+    assert not seen & (h.FORBIDDEN_GLOBALS - {"zwlr_layer_shell_v1", "zwp_virtual_keyboard_manager_v1"}), seen
+    assert "carrel_assessment_manager_v1" not in seen and "zwp_input_method_manager_v2" not in seen, seen
+    assert "overlay closed" in lines(), f"the overlay surface was not closed: {lines()}"
+    assert "second closed" in lines(), f"the second band was not closed: {lines()}"
+    assert "band closed" not in lines(), f"the first band was closed before it asked for focus: {lines()}"
+    configured = [l for l in lines() if l.startswith("band configured")]
+    assert configured, lines()
+    width, height = map(int, configured[-1].split()[2:])
+    assert (width, height) == (OUTPUT[0], 250), f"band configured {width}x{height}"
+    time.sleep(0.5)
+    image = screenshot(display)
+    png = save(image, artifacts_dir, "on-screen-keyboard-hostile-oversize")
+    red = sum(1 for y in range(0, OUTPUT[1], 4) for x in range(0, OUTPUT[0], 8) if is_red(image.pixel(x, y)))
+    assert red == 0, f"{red} red points: the oversize band was drawn; screenshot {png}"
+    assert exam_rows(image) == OUTPUT[1] - 250, \
+        f"the exam keeps {exam_rows(image)} rows, not the {OUTPUT[1] - 250} above the band; screenshot {png}"
+    audit = w.carrel.audit_log.read_text(errors="replace")
+    assert "beyond its 1280x250 band; not shown until it fits" in audit, f"the oversize band was not recorded:\n{audit[-3000:]}"
+    assert h.wait_until(lambda: "band closed" in lines(), 10), \
+        f"asking for keyboard focus did not close the band: {lines()}\n{w.carrel.evidence()}"
+    last = [None]
+
+    def exam_everywhere():
+        last[0] = screenshot(display)
+        return exam_rows(last[0]) == OUTPUT[1]
+
+    assert h.wait_until(exam_everywhere, 10, interval=0.3), \
+        f"the exam did not get the output back; screenshot {save(last[0], artifacts_dir, 'on-screen-keyboard-hostile-closed')}"
+    exam.send("end s")
+    exam.expect(r"session s ended", what="ended after end")
+    w.alive()
