@@ -62,9 +62,33 @@ final class AppProcess {
         try launch(command, connection: .socketPath(appSocket), logger: logger, label: label, ownProcessGroup: ownProcessGroup)
     }
 
-    /// Launches `command` reaching Carrel through `connection` only.
-    static func launch(_ command: [String], connection: Connection, logger: Logger, label: String,
-                       ownProcessGroup: Bool) throws -> AppProcess {
+    /// Launches `command` reaching Carrel through `connection` only;
+    /// `environment` sets (or, with nil, removes) variables beyond that.
+    static func launch(_ command: [String], connection: Connection, environment: [String: String?] = [:],
+                       logger: Logger, label: String, ownProcessGroup: Bool) throws -> AppProcess {
+        let pid: pid_t
+        do {
+            pid = try spawn(command, connection: connection, environment: environment, ownProcessGroup: ownProcessGroup)
+        } catch {
+            throw CompositorError.launch("\(error.program): \(error.reason); check the command exists and is executable")
+        }
+        logger.notice("launched \(label) \(command[0]) as pid \(pid)")
+        return AppProcess(pid: pid, logger: logger, leadsGroup: ownProcessGroup)
+    }
+
+    /// Why a program could not be started: posix_spawn's error, as text.
+    struct SpawnFailure: Error {
+        let program: String
+        let reason: String
+    }
+
+    /// Starts `command` with Carrel's environment, its connection set as
+    /// `connection` says, no X display, `environment` applied on top; a new
+    /// process group when `ownProcessGroup`. Every program Carrel launches
+    /// (the app, participants, the input method, the on-screen keyboard)
+    /// starts here.
+    static func spawn(_ command: [String], connection: Connection, environment overrides: [String: String?] = [:],
+                      ownProcessGroup: Bool) throws(SpawnFailure) -> pid_t {
         var environment: [String: String] = [:]
         for (key, value) in ProcessEnvironment.current() { environment[key] = value }
         // The program and its children reach Carrel only through this connection.
@@ -79,6 +103,7 @@ final class AppProcess {
         // No Xwayland: X11 clients could read every other client's input.
         environment.removeValue(forKey: "DISPLAY")
         environment.removeValue(forKey: "NOTIFY_SOCKET")
+        for (key, value) in overrides { environment[key] = value }
 
         let argv = command.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
@@ -103,11 +128,8 @@ final class AppProcess {
             }
             return posix_spawnp(&pid, command[0], &actions, &attributes, argv, envp)
         }
-        guard result == 0 else {
-            throw CompositorError.launch("\(command[0]): \(SystemError.describe(result)); check the command exists and is executable")
-        }
-        logger.notice("launched \(label) \(command[0]) as pid \(pid)")
-        return AppProcess(pid: pid, logger: logger, leadsGroup: ownProcessGroup)
+        guard result == 0 else { throw SpawnFailure(program: command[0], reason: SystemError.describe(result)) }
+        return pid
     }
 
     /// Reaps the app if it has exited; nil while it runs.

@@ -45,7 +45,9 @@ final class OnScreenKeyboardHost {
         do {
             let socket = try server.roles.connect(.onScreenKeyboard)
             defer { close(socket) }
-            process = try AppProcess.launch(command, connection: .connectedSocket(socket), logger: logger,
+            // No session bus: the keyboard reaches nothing but Carrel's socket.
+            process = try AppProcess.launch(command, connection: .connectedSocket(socket),
+                                            environment: ["DBUS_SESSION_BUS_ADDRESS": nil], logger: logger,
                                             label: "on-screen keyboard", ownProcessGroup: true)
         } catch {
             server.roles.disconnectClients(of: .onScreenKeyboard)
