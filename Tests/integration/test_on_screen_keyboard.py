@@ -285,3 +285,37 @@ def test_hostile_keyboard_gets_one_band_and_cannot_cover_the_exam(carrel, procs,
     exam.send("end s")
     exam.expect(r"session s ended", what="ended after end")
     w.alive()
+
+
+def test_update_brings_the_keyboard_and_takes_it_away(osk_world, artifacts_dir):
+    """A session begun without the keyboard gets it from an `update` that
+    allows it (band at the bottom, exam above it) and loses it again from an
+    update that denies it: its process ends and the exam fills the output."""
+    w = osk_world
+    exam = begin_allowing(w, [])
+    assert "launched on-screen keyboard" not in stderr(w.carrel), w.carrel.evidence()
+    exam.send("config c2")
+    exam.send(f"allow c2 {FEATURE['on_screen_keyboard']}")
+    exam.send("update s c2")
+    exam.expect(r"session s updated", what="updated after allowing the keyboard")
+    pid = keyboard_pid(w.carrel)
+    last = [None]
+
+    def rows(wanted):
+        def check():
+            last[0] = screenshot(w.display)
+            return wanted(exam_rows(last[0]))
+        return check
+
+    assert h.wait_until(rows(lambda r: 0 < OUTPUT[1] - r <= OUTPUT[1] * 2 // 5), 15, interval=0.3), \
+        f"no band after the update; screenshot {save(last[0], artifacts_dir, 'on-screen-keyboard-update-allowed')}"
+    exam.send("config c3")
+    exam.send(f"allow c3 {FEATURE['spell_check']}")
+    exam.send("update s c3")
+    exam.expect(r"session s updated", what="updated after denying the keyboard")
+    assert h.wait_until(lambda: gone(pid), 10), f"wvkbd (pid {pid}) still runs after the update denied it"
+    assert h.wait_until(rows(lambda r: r == OUTPUT[1]), 10, interval=0.3), \
+        f"the exam did not get the output back; screenshot {save(last[0], artifacts_dir, 'on-screen-keyboard-update-denied')}"
+    exam.send("end s")
+    exam.expect(r"session s ended", what="ended after end")
+    w.alive()
