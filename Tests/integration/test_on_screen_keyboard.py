@@ -9,6 +9,7 @@ keyboard that tries every way out of its band."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -316,6 +317,37 @@ def test_update_brings_the_keyboard_and_takes_it_away(osk_world, artifacts_dir):
     assert h.wait_until(lambda: gone(pid), 10), f"wvkbd (pid {pid}) still runs after the update denied it"
     assert h.wait_until(rows(lambda r: r == OUTPUT[1]), 10, interval=0.3), \
         f"the exam did not get the output back; screenshot {save(last[0], artifacts_dir, 'on-screen-keyboard-update-denied')}"
+    exam.send("end s")
+    exam.expect(r"session s ended", what="ended after end")
+    w.alive()
+
+
+def test_probe_as_the_keyboard_gets_nothing_beyond_its_band_and_keys(carrel, procs, logdir, logs, tmp_path,
+                                                                     client_python, pywayland_protocols):  # noqa: F811
+    """carrel-probe run as the policy's keyboard (the on_screen_keyboard role)
+    during a session allowing it: the layer shell and the virtual keyboard are
+    advertised to it (its own), every other attack is blocked: no other
+    privileged or hidden global, no capture, no window shown or focused, no
+    clipboard."""
+    from test_probe import probe_bin
+    probe = probe_bin()
+    if not (probe.is_file() and os.access(probe, os.X_OK)):
+        pytest.fail(f"carrel-probe not found at {probe} (set CARREL_PROBE_BIN or run swift build)")
+    policy = tmp_path / "policy.toml"
+    policy.write_text(f'[on_screen_keyboard]\ncommand = ["{probe}", "--as", "on_screen_keyboard", "--timeout", "1"]\n')
+    display = start_xvfb(procs, logdir, logs)
+    w = World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+              backend="x11", env={"DISPLAY": display}, args=["--policy", str(policy)])
+    exam = begin_allowing(w, ["on_screen_keyboard"])
+    out = lambda: w.carrel.stdout_path.read_text(errors="replace")  # noqa: E731
+    assert h.wait_until(lambda: '"summary"' in out(), 60), f"the probe never finished\n{w.carrel.evidence()}"
+    records = [json.loads(line) for line in out().splitlines() if line.startswith("{")]
+    verdicts = {r["attack"]: r for r in records if "attack" in r}
+    own = {"inject_keys", "layer_surface"}
+    for attack, record in verdicts.items():
+        expected = "succeeded" if attack in own else "blocked"
+        assert record["verdict"] == expected, f"{attack}: expected {expected}, got {record}\n{out()}"
+    assert own <= set(verdicts) and len(verdicts) > len(own), f"missing verdicts: {sorted(verdicts)}"
     exam.send("end s")
     exam.expect(r"session s ended", what="ended after end")
     w.alive()
