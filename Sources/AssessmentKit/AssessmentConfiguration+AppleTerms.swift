@@ -60,12 +60,17 @@ extension AssessmentConfiguration {
     }
 
     /// The desktop's shortcuts that Carrel otherwise reserves (`keyboard_shortcuts`).
+    /// Carrel's only such shortcut, virtual-terminal switching, stays off in
+    /// every session: allowing this turns nothing on.
     public var allowsKeyboardShortcuts: Bool {
         get { allows(.keyboardShortcuts) }
         set { set(.keyboardShortcuts, allowed: newValue) }
     }
 
     /// A screen reader speaking the screen (`screen_reader`), Apple's "accessibility speech".
+    /// Client-enforced: a reader reads the app over AT-SPI, not through the
+    /// compositor, so an app that leaves this denied keeps its accessibility
+    /// tree from screen readers for the session (its toolkit's accessibility off).
     public var allowsAccessibilitySpeech: Bool {
         get { allows(.screenReader) }
         set { set(.screenReader, allowed: newValue) }
@@ -79,6 +84,9 @@ extension AssessmentConfiguration {
     }
 
     /// An on-screen (virtual) keyboard (`on_screen_keyboard`). Carrel's own.
+    /// Allowed, Carrel shows the policy's keyboard in a band at the bottom
+    /// of the screen for the session and resizes the exam's window to the
+    /// space above it; its keys reach only the session's focused window.
     public var allowsOnScreenKeyboard: Bool {
         get { allows(.onScreenKeyboard) }
         set { set(.onScreenKeyboard, allowed: newValue) }

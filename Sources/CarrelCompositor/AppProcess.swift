@@ -45,26 +45,78 @@ final class AppProcess {
         self.leadsGroup = leadsGroup
     }
 
+    /// How a launched program reaches Carrel: a socket path it connects to
+    /// (WAYLAND_DISPLAY), or one end of a socket pair Carrel already accepted
+    /// as a client of a role (WAYLAND_SOCKET, kept open across exec).
+    enum Connection {
+        case socketPath(String)
+        case connectedSocket(Int32)
+    }
+
     /// Launches `command` connected to Carrel through `appSocket` only;
     /// `label` names it in the log (the app, or a participant).
     /// `ownProcessGroup`: it leads a new process group, so `terminate` ends
     /// its children too (a participant started through a shell).
     static func launch(_ command: [String], appSocket: String, logger: Logger, label: String = "app",
                        ownProcessGroup: Bool = false) throws -> AppProcess {
+        try launch(command, connection: .socketPath(appSocket), logger: logger, label: label, ownProcessGroup: ownProcessGroup)
+    }
+
+    /// Launches `command` reaching Carrel through `connection` only;
+    /// `environment` sets (or, with nil, removes) variables beyond that.
+    static func launch(_ command: [String], connection: Connection, environment: [String: String?] = [:],
+                       logger: Logger, label: String, ownProcessGroup: Bool) throws -> AppProcess {
+        let pid: pid_t
+        do {
+            pid = try spawn(command, connection: connection, environment: environment, ownProcessGroup: ownProcessGroup)
+        } catch {
+            throw CompositorError.launch("\(error.program): \(error.reason); check the command exists and is executable")
+        }
+        logger.notice("launched \(label) \(command[0]) as pid \(pid)")
+        return AppProcess(pid: pid, logger: logger, leadsGroup: ownProcessGroup)
+    }
+
+    /// Why a program could not be started: posix_spawn's error, as text.
+    struct SpawnFailure: Error {
+        let program: String
+        let reason: String
+    }
+
+    /// Starts `command` with Carrel's environment, its connection set as
+    /// `connection` says, no X display, `environment` applied on top; a new
+    /// process group when `ownProcessGroup`. Every program Carrel launches
+    /// (the app, participants, the input method, the on-screen keyboard)
+    /// starts here.
+    static func spawn(_ command: [String], connection: Connection, environment overrides: [String: String?] = [:],
+                      ownProcessGroup: Bool) throws(SpawnFailure) -> pid_t {
         var environment: [String: String] = [:]
         for (key, value) in ProcessEnvironment.current() { environment[key] = value }
-        // The app and its children reach Carrel only through the app socket.
-        environment["WAYLAND_DISPLAY"] = appSocket
-        environment.removeValue(forKey: "WAYLAND_SOCKET")
+        // The program and its children reach Carrel only through this connection.
+        switch connection {
+        case .socketPath(let path):
+            environment["WAYLAND_DISPLAY"] = path
+            environment.removeValue(forKey: "WAYLAND_SOCKET")
+        case .connectedSocket(let fd):
+            environment["WAYLAND_SOCKET"] = String(fd)
+            environment.removeValue(forKey: "WAYLAND_DISPLAY")
+        }
         // No Xwayland: X11 clients could read every other client's input.
         environment.removeValue(forKey: "DISPLAY")
         environment.removeValue(forKey: "NOTIFY_SOCKET")
+        for (key, value) in overrides { environment[key] = value }
 
         let argv = command.map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             argv.forEach { free($0) }
             envp.forEach { free($0) }
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        if case .connectedSocket(let fd) = connection {
+            // dup2 onto itself clears close-on-exec in the child only.
+            posix_spawn_file_actions_adddup2(&actions, fd, fd)
         }
         var pid: pid_t = 0
         let result = withCleanSpawnAttributes { attributes in
@@ -74,13 +126,10 @@ final class AppProcess {
                 posix_spawnattr_setflags(&attributes, flags | Int16(POSIX_SPAWN_SETPGROUP))
                 posix_spawnattr_setpgroup(&attributes, 0)
             }
-            return posix_spawnp(&pid, command[0], nil, &attributes, argv, envp)
+            return posix_spawnp(&pid, command[0], &actions, &attributes, argv, envp)
         }
-        guard result == 0 else {
-            throw CompositorError.launch("\(command[0]): \(SystemError.describe(result)); check the command exists and is executable")
-        }
-        logger.notice("launched \(label) \(command[0]) as pid \(pid)")
-        return AppProcess(pid: pid, logger: logger, leadsGroup: ownProcessGroup)
+        guard result == 0 else { throw SpawnFailure(program: command[0], reason: SystemError.describe(result)) }
+        return pid
     }
 
     /// Reaps the app if it has exited; nil while it runs.

@@ -5,8 +5,8 @@ import Glibc
 import Logging
 
 /// Gives every connection its role from the socket it came through (the
-/// launched app's private socket, a participant's, the input method's socket
-/// pair, or the public one) and answers libwayland's global filter from the
+/// launched app's private socket, a participant's, the socket pair of the
+/// input method or the on-screen keyboard, or the public one) and answers libwayland's global filter from the
 /// Core role table.
 ///
 /// The public socket is libwayland's own (`wl_display_add_socket_auto`); any
@@ -180,21 +180,22 @@ final class ClientRoles {
         }
     }
 
-    /// A connection for the input method Carrel is about to launch: one end
-    /// of a socket pair is a client with the input-method role, the other
-    /// (close-on-exec) is returned for the engine's WAYLAND_SOCKET. No path
-    /// exists that anyone else could connect through.
-    func connectInputMethod() throws -> Int32 {
+    /// A connection for a program Carrel is about to launch in `role` (the
+    /// input method, the on-screen keyboard): one end of a socket pair is a
+    /// client with that role, the other (close-on-exec) is returned for the
+    /// program's WAYLAND_SOCKET. No path exists that anyone else could
+    /// connect through.
+    func connect(_ role: Role) throws -> Int32 {
         var fds: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
-            throw CompositorError.socket("input method: socketpair(): \(SystemError.current)")
+            throw CompositorError.socket("\(role): socketpair(): \(SystemError.current)")
         }
         guard let client = wl_client_create(display, fds[0]) else {
             Glibc.close(fds[0])
             Glibc.close(fds[1])
-            throw CompositorError.socket("input method: could not create a client for its connection")
+            throw CompositorError.socket("\(role): could not create a client for its connection")
         }
-        assign(.inputMethod, to: client)
+        assign(role, to: client)
         return fds[1]
     }
 

@@ -50,6 +50,8 @@ extension Server {
         }
         // Participants an update leaves out go once the rest holds.
         participants.stop(except: set.participants)
+        // The on-screen keyboard runs exactly while the session allows it.
+        onScreenKeyboard.follow(set, command: policy.onScreenKeyboard.command)
         restrictionsHeldFor = set.session
         logger.info("restrictions up for \(set.session)")
         audit.record("restrictions_applied", session: set.session, detail: set.description)
@@ -63,6 +65,7 @@ extension Server {
         // Participants exist only with their session: stopped (reaped, their
         // windows gone) before the session's last event is sent.
         participants.stop()
+        onScreenKeyboard.stop()
         providerHost?.revert()
         restrictionsHeldFor = nil
         logger.info("restrictions reverted for \(id)")

@@ -91,6 +91,10 @@ public final class Server {
     var inputMethodDirectory: String?
     /// Who the engine runs as when Carrel runs as root.
     var inputMethodUser: InputMethodProcess.User?
+    /// The virtual keyboards of the input method and the on-screen keyboard.
+    private(set) var virtualKeyboards: VirtualKeyboardHost!
+    /// The on-screen keyboard of sessions that allow it.
+    private(set) var onScreenKeyboard: OnScreenKeyboardHost!
     /// The live session's participant programs.
     private(set) var participants: Participants!
     /// `XDG_RUNTIME_DIR`, where the private sockets live (set in `run`).
@@ -193,6 +197,8 @@ public final class Server {
         installAudit()
         input = Input(server: self)
         createTextInputRelay()
+        virtualKeyboards = VirtualKeyboardHost(server: self, seat: input.seat)
+        onScreenKeyboard = OnScreenKeyboardHost(server: self, above: appLayer, logger: logger)
         assessment = AssessmentService(server: self, logger: logger)
         participants = Participants(roles: roles, logger: logger)
         setUntrustedLayerVisible(!screenRules.hidesUntrustedLayer)
@@ -282,6 +288,7 @@ public final class Server {
     /// The app ended: what that means (end its session, relaunch, stop) is Core's.
     private func handleChildExit() {
         _ = reapInputMethod()
+        onScreenKeyboard.reap()
         for (id, status) in participants.reap() {
             drive { $0.participantExited(id, description: status.description, now: AssessmentService.now()) }
         }
@@ -332,6 +339,7 @@ public final class Server {
             self.app = nil
         }
         participants.stop()
+        onScreenKeyboard.stop()
         controlSocket?.close()
         controlSocket = nil
         stopInputMethod()
@@ -353,6 +361,8 @@ public final class Server {
         for decoration in decorations { decoration.detach() }
         decorations.removeAll()
         textInput?.destroy()
+        virtualKeyboards.destroy()
+        onScreenKeyboard.destroy()
         input.destroy()
         listeners.disconnectAll()
         wlr_backend_destroy(backend)
@@ -385,6 +395,7 @@ public final class Server {
         // The curtain goes up before the output's first frame.
         updateCurtains()
         replaceAll()
+        onScreenKeyboard?.outputsChanged()
         outputAddedDuringSession(output)
     }
 
@@ -393,6 +404,7 @@ public final class Server {
         assessment.outputRemoved(output)
         updateCurtains()
         replaceAll()
+        onScreenKeyboard?.outputsChanged()
     }
 
     /// The primary output's box in layout coordinates: the first output still

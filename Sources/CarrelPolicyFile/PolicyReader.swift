@@ -15,8 +15,9 @@ struct PolicyReader {
         self.lines = lines
     }
 
-    static let tables = ["assessment", "participants", "input_method", "capture", "emergency", "outputs",
-                         "kiosk", "app_lock", "guided_access", "control", "providers", "preconditions", "audit", "attestation", "magnifier"]
+    static let tables = ["assessment", "participants", "input_method", "on_screen_keyboard", "capture", "emergency", "outputs",
+                         "kiosk", "app_lock", "guided_access", "control", "providers", "preconditions", "audit", "attestation",
+                         "magnifier"]
     static let minutes = 1...1440
     static let participantIDLength = 1...32
 
@@ -33,6 +34,10 @@ struct PolicyReader {
             var inputMethod = InputMethodPolicy(command: command)
             if let engines = engines(t, ["input_method", "engines"]) { inputMethod.engines = engines }
             policy.inputMethod = inputMethod
+        }
+        if let t = section(root, ["on_screen_keyboard"], keys: ["command"]),
+           let command = command(t, ["on_screen_keyboard", "command"]) {
+            policy.onScreenKeyboard = OnScreenKeyboardPolicy(command: command)
         }
         if let t = section(root, ["capture"], keys: ["enabled_outside_sessions", "roles"]) {
             readCapture(t, into: &policy.capture)

@@ -15,6 +15,7 @@ extension Policy {
             "time limit \(session.effectiveDefaultTimeLimit / 60) min by default, \(session.effectiveMaximumTimeLimit / 60) min at most",
             participantIDs.isEmpty ? "no participants" : "participants \(participantIDs.joined(separator: ", "))",
             inputMethod.map { "input method \($0.command.first ?? "")" } ?? "no input method",
+            "on-screen keyboard \(onScreenKeyboard.command.first ?? "") when a session allows it",
             capture,
             emergencyBinding.map { "emergency binding \($0)" } ?? "no emergency binding",
             outputs.allowHotplugDuringSession ? "hot-plug tolerated" : "hot-plug interrupts",

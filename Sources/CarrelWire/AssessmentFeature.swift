@@ -7,10 +7,13 @@ public enum AssessmentFeature: UInt32, Sendable, Hashable, CaseIterable, Compara
     case autocorrect = 2
     /// Input method composition, e.g. for CJK languages.
     case inputMethod = 3
+    /// The policy's on-screen keyboard, which Carrel launches for the session.
     case onScreenKeyboard = 4
-    /// Shortcuts the compositor reserves for itself.
+    /// Shortcuts the compositor reserves for itself (virtual-terminal
+    /// switching); off during every session whatever the configuration.
     case keyboardShortcuts = 5
     case screenMagnifier = 6
+    /// A screen reader reaching the app over AT-SPI; client-enforced.
     case screenReader = 7
 
     /// Who keeps a denied feature off; the protocol's `enforcement` enum.
@@ -26,13 +29,17 @@ public enum AssessmentFeature: UInt32, Sendable, Hashable, CaseIterable, Compara
 
     /// Who enforces the denial in this version of Carrel. Spell check,
     /// prediction and autocorrect happen inside the client's own text
-    /// widgets, where the compositor cannot see them; the rest go through
-    /// the compositor (input method and virtual keyboard protocols, its own
-    /// shortcuts, accessibility clients it would have to admit).
+    /// widgets, where the compositor cannot see them. A screen reader (Orca)
+    /// reads the app's accessibility tree over AT-SPI on D-Bus, a path that
+    /// never passes through the compositor: only the app's toolkit can keep
+    /// its tree from the reader (or expose it). The rest go through the
+    /// compositor: the input method and the on-screen keyboard are programs
+    /// Carrel launches only when allowed, and its own shortcuts (virtual
+    /// terminal switching) are off during every session.
     public var enforcement: Enforcement {
         switch self {
-        case .spellCheck, .predictiveText, .autocorrect: return .client
-        case .inputMethod, .onScreenKeyboard, .keyboardShortcuts, .screenMagnifier, .screenReader:
+        case .spellCheck, .predictiveText, .autocorrect, .screenReader: return .client
+        case .inputMethod, .onScreenKeyboard, .keyboardShortcuts, .screenMagnifier:
             return .compositor
         }
     }

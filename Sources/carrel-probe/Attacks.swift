@@ -102,7 +102,11 @@ final class Probe {
         if options.role != .app { wanted.append(assessmentInterface) }
         // Text input is the app's and participants' (composed text from the
         // input method); never an untrusted client's.
-        if options.role == .untrusted { wanted.append(textInputInterface) }
+        if options.role == .untrusted || options.role == .onScreenKeyboard { wanted.append(textInputInterface) }
+        // The on-screen keyboard's own: its band and its keys.
+        if options.role == .onScreenKeyboard {
+            wanted.removeAll { $0 == "zwlr_layer_shell_v1" || $0 == "zwp_virtual_keyboard_manager_v1" }
+        }
         let offered = session.connection.globals.filter { wanted.contains($0.interface) }
         if offered.isEmpty {
             return Verdict(attack: .bindPrivileged, succeeded: false,

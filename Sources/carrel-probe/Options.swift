@@ -32,11 +32,14 @@ enum Attack: String, CaseIterable {
 
 /// Which socket's rules the probe checks against: the untrusted public socket,
 /// or the app socket (as a child of the exam app would connect), or a
-/// participant's own socket (launched by Carrel beside the exam).
+/// participant's own socket (launched by Carrel beside the exam), or the
+/// on-screen keyboard's socket pair (run as the policy's keyboard, through
+/// WAYLAND_SOCKET).
 enum ProbeRole: String {
     case untrusted
     case app
     case participant
+    case onScreenKeyboard = "on_screen_keyboard"
 }
 
 /// A colour as 0xRRGGBB.
@@ -76,7 +79,9 @@ struct ProbeOptions {
                              served) this long after the summary (default 0)
           --as ROLE          untrusted (default): the public socket's rules, so the
                              assessment global counts as privileged; app: the probe
-                             runs as a child of the exam app, on the app socket
+                             runs as a child of the exam app, on the app socket;
+                             on_screen_keyboard: run as the policy's keyboard, whose
+                             layer shell and virtual keyboard are its own
           --marker TEXT      what clipboard_write offers (default carrel-probe-PID)
           --json             JSON lines on stdout (the default and only format)
           --list             list the attacks and exit
@@ -140,7 +145,7 @@ struct ProbeOptions {
             case "--as":
                 let text = try value(for: flag)
                 guard let role = ProbeRole(rawValue: text) else {
-                    throw ParseError.invalid("--as expects untrusted, app or participant, got '\(text)'")
+                    throw ParseError.invalid("--as expects untrusted, app, participant or on_screen_keyboard, got '\(text)'")
                 }
                 options.role = role
             case "--marker":

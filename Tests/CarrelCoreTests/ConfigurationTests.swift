@@ -57,7 +57,8 @@ struct ConfigurationTests {
 
     @Test("who enforces each feature in this version")
     func enforcement() {
-        let client: Set<AssessmentFeature> = [.spellCheck, .predictiveText, .autocorrect]
+        // The screen reader reads the app over AT-SPI, past the compositor.
+        let client: Set<AssessmentFeature> = [.spellCheck, .predictiveText, .autocorrect, .screenReader]
         for feature in AssessmentFeature.allCases {
             #expect(feature.enforcement == (client.contains(feature) ? .client : .compositor), "\(feature)")
         }
@@ -92,8 +93,8 @@ struct ConfigurationTests {
         let set = RestrictionSet(session: SessionID(4), owner: ClientID(2), configuration: configuration, policy: policy)
         #expect(set.hideUntrustedWindows && set.refuseCapture && set.isolateClipboard && set.inputOnlyToSession)
         #expect(set.allowedFeatures == [.spellCheck, .screenMagnifier])
-        #expect(set.compositorEnforcedDenials == [.inputMethod, .onScreenKeyboard, .keyboardShortcuts, .screenReader],
-                "client-enforced denials are the client's job")
+        #expect(set.compositorEnforcedDenials == [.inputMethod, .onScreenKeyboard, .keyboardShortcuts],
+                "client-enforced denials (the screen reader's too: it reads the app over AT-SPI) are the client's job")
         #expect(set.participants == ["calculator"])
     }
 

@@ -99,7 +99,7 @@ struct ControlTests {
                                    clients: [.untrusted: 2])
         #expect(status.state == "none")
         #expect(status.session == nil && status.restrictions == nil)
-        #expect(status.clients == ["app": 0, "participant": 0, "untrusted": 2, "input_method": 0])
+        #expect(status.clients == ["app": 0, "participant": 0, "untrusted": 2, "input_method": 0, "on_screen_keyboard": 0])
     }
 
     @Test("status of an active session: app, participants, time left, restrictions")
@@ -124,7 +124,8 @@ struct ControlTests {
         #expect(restrictions.allowedFeatures == ["spell_check"])
         #expect(restrictions.hideUntrustedWindows && restrictions.refuseCapture && restrictions.isolateClipboard && restrictions.inputOnlyToSession)
         #expect(!restrictions.compositorEnforcedDenials.contains("spell_check"))
-        #expect(restrictions.compositorEnforcedDenials.contains("screen_reader"))
+        #expect(!restrictions.compositorEnforcedDenials.contains("screen_reader"))
+        #expect(restrictions.compositorEnforcedDenials.contains("on_screen_keyboard"))
         #expect(restrictions.participants == ["calculator"])
     }
 

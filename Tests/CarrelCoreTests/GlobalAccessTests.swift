@@ -23,18 +23,23 @@ struct GlobalAccessTests {
         (.participant, (desktop + ["zwp_text_input_manager_v3"]).sorted()),
         (.untrusted, desktop.sorted()),
         (.inputMethod, (desktop + ["zwp_input_method_manager_v2", "zwp_virtual_keyboard_manager_v1"]).sorted()),
+        (.onScreenKeyboard, (desktop + ["zwlr_layer_shell_v1", "zwp_virtual_keyboard_manager_v1"]).sorted()),
     ]
 
     /// Text input: the app's and participants' windows, never untrusted clients.
     static let textInput = ["zwp_text_input_manager_v3"]
     /// The input method's side: its own role only.
-    static let inputMethod = ["zwp_input_method_manager_v2", "zwp_virtual_keyboard_manager_v1"]
+    static let inputMethod = ["zwp_input_method_manager_v2"]
+    /// The virtual keyboard: the input method's and the on-screen keyboard's.
+    static let virtualKeyboard = ["zwp_virtual_keyboard_manager_v1"]
+    /// The layer shell: the on-screen keyboard's alone.
+    static let onScreenKeyboard = ["zwlr_layer_shell_v1"]
 
     /// Injection, overlays, other clients' windows, display control: nobody's.
     static let privileged = [
         "zwlr_export_dmabuf_manager_v1", "zwlr_data_control_manager_v1",
         "zwlr_virtual_pointer_manager_v1",
-        "zwlr_layer_shell_v1", "zwlr_foreign_toplevel_manager_v1",
+        "zwlr_foreign_toplevel_manager_v1",
         "zwlr_gamma_control_manager_v1", "zwlr_output_manager_v1",
         "zwlr_output_power_manager_v1", "zwlr_input_inhibit_manager_v1",
         "zwp_keyboard_shortcuts_inhibit_manager_v1",
@@ -82,13 +87,32 @@ struct GlobalAccessTests {
     }
 
     /// Once privileged for everyone; now the input method's role's alone.
-    @Test("The input method and virtual keyboard managers go to the input-method role only",
+    @Test("The input method manager goes to the input-method role only",
           arguments: inputMethod, Role.allCases)
     func inputMethodForItsRole(interface: String, role: Role) {
         let expected: GlobalAccess.Decision = role == .inputMethod ? .visible : .hidden(.notForRole)
         #expect(access.decision(interface: interface, role: role) == expected)
         #expect(access.decision(interface: interface, role: role, sessionActive: true) == expected)
         #expect(access.decision(interface: interface, role: role, appLockEntitled: true) == expected)
+    }
+
+    @Test("The virtual keyboard manager goes to the input method and the on-screen keyboard only",
+          arguments: virtualKeyboard, Role.allCases)
+    func virtualKeyboardForItsRoles(interface: String, role: Role) {
+        let expected: GlobalAccess.Decision = role == .inputMethod || role == .onScreenKeyboard ? .visible : .hidden(.notForRole)
+        #expect(access.decision(interface: interface, role: role) == expected)
+        #expect(access.decision(interface: interface, role: role, sessionActive: true) == expected)
+        #expect(access.decision(interface: interface, role: role, appLockEntitled: true) == expected)
+    }
+
+    /// Once privileged for everyone; now the on-screen keyboard's alone.
+    @Test("The layer shell goes to the on-screen-keyboard role only", arguments: onScreenKeyboard, Role.allCases)
+    func layerShellForTheKeyboard(interface: String, role: Role) {
+        let expected: GlobalAccess.Decision = role == .onScreenKeyboard ? .visible : .hidden(.notForRole)
+        #expect(access.decision(interface: interface, role: role) == expected)
+        #expect(access.decision(interface: interface, role: role, sessionActive: true) == expected)
+        #expect(access.decision(interface: interface, role: role, appLockEntitled: true) == expected)
+        #expect(access.applying(Policy.builtIn).decision(interface: interface, role: role) == expected)
     }
 
     @Test("An untrusted client's global list is exactly the desktop")
@@ -112,6 +136,7 @@ struct GlobalAccessTests {
     @Test("The table classifies exactly the globals written here, screencopy as capture")
     func tableClassifiesThePinnedGlobals() {
         let pinned = Set(Self.desktop + Self.privileged + Self.textInput + Self.inputMethod
+                         + Self.virtualKeyboard + Self.onScreenKeyboard
                          + ["carrel_assessment_manager_v1", "zwlr_screencopy_manager_v1"])
         #expect(Set(access.classes.keys) == pinned)
         #expect(access.classes["zwlr_screencopy_manager_v1"] == .capture)
@@ -125,6 +150,7 @@ struct GlobalAccessTests {
         let all = GlobalAccess.desktopInterfaces + GlobalAccess.privilegedInterfaces
             + GlobalAccess.assessmentInterfaces + GlobalAccess.captureInterfaces
             + GlobalAccess.textInputInterfaces + GlobalAccess.inputMethodInterfaces
+            + GlobalAccess.virtualKeyboardInterfaces + GlobalAccess.onScreenKeyboardInterfaces
         #expect(Set(all).count == all.count)
         #expect(access.classes.count == all.count)
     }
@@ -163,9 +189,12 @@ struct InputMethodGlobalAccessTests {
     @Test("Without an input method in the policy nobody sees text input or the input method's globals", arguments: Role.allCases)
     func noInputMethodNoGlobals(role: Role) {
         let table = GlobalAccess.standard.applying(Policy.builtIn)
-        for name in ["zwp_text_input_manager_v3", "zwp_input_method_manager_v2", "zwp_virtual_keyboard_manager_v1"] {
+        for name in ["zwp_text_input_manager_v3", "zwp_input_method_manager_v2"] {
             #expect(table.decision(interface: name, role: role) == .hidden(.notForRole))
         }
+        // The virtual keyboard stays the on-screen keyboard's (launched only for a session allowing it).
+        let keyboard: GlobalAccess.Decision = role == .onScreenKeyboard ? .visible : .hidden(.notForRole)
+        #expect(table.decision(interface: "zwp_virtual_keyboard_manager_v1", role: role) == keyboard)
     }
 
     @Test("With one, text input is the app's and participants', the input method's globals its role's", arguments: Role.allCases)
@@ -175,6 +204,7 @@ struct InputMethodGlobalAccessTests {
         let table = GlobalAccess.standard.applying(policy)
         #expect(table.decision(interface: "zwp_text_input_manager_v3", role: role).isVisible == (role == .app || role == .participant))
         #expect(table.decision(interface: "zwp_input_method_manager_v2", role: role).isVisible == (role == .inputMethod))
-        #expect(table.decision(interface: "zwp_virtual_keyboard_manager_v1", role: role).isVisible == (role == .inputMethod))
+        #expect(table.decision(interface: "zwp_virtual_keyboard_manager_v1", role: role).isVisible
+                == (role == .inputMethod || role == .onScreenKeyboard))
     }
 }

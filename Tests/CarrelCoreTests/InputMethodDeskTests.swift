@@ -146,11 +146,11 @@ struct InputMethodDeskTests {
     func virtualKeyboard() {
         var double = desk(session: [.inputMethod])
         withEngine(&double)
-        #expect(double.desk.virtualKeyboardKey(from: Self.engine) == [.deliverKey(window: WindowID(1))])
-        #expect(double.desk.virtualKeyboardKey(from: Self.secondEngine) == [.consumeKey])
+        #expect(double.desk.virtualKeyboardKey(from: Self.engine, role: .inputMethod) == [.deliverKey(window: WindowID(1))])
+        #expect(double.desk.virtualKeyboardKey(from: Self.secondEngine, role: .inputMethod) == [.consumeKey])
         var denied = desk(session: [])
         withEngine(&denied)
-        #expect(denied.desk.virtualKeyboardKey(from: Self.engine) == [.consumeKey])
+        #expect(denied.desk.virtualKeyboardKey(from: Self.engine, role: .inputMethod) == [.consumeKey])
     }
 
     @Test("the candidate popup shows only over a window that may compose")

@@ -57,6 +57,7 @@ let builtInKeys: [BuiltInKey] = [
     BuiltInKey("participants.ID.on_exit", .mostRestrictive) { try participantWithDefaults()?.onExit == .interrupt },
     BuiltInKey("input_method.command", .mostRestrictive) { builtIn.inputMethod == nil },
     BuiltInKey("input_method.engines", .notARestriction) { try inputMethodWithDefaults()?.engines == ["mozc", "hangul", "pinyin"] },
+    BuiltInKey("on_screen_keyboard.command", .notARestriction) { builtIn.onScreenKeyboard.command == ["/usr/bin/wvkbd-mobintl"] },
     BuiltInKey("capture.enabled_outside_sessions", .mostRestrictive) { builtIn.capture.enabledOutsideSessions == false },
     BuiltInKey("capture.roles", .mostRestrictive) { builtIn.capture.roles.isEmpty },
     BuiltInKey("emergency.binding", .mostRestrictive) { builtIn.emergencyBinding == nil },

@@ -19,6 +19,7 @@ struct ExamplePolicyTests {
         #expect(policy.participants["calculator"]?.command == ["/usr/bin/galculator"])
         #expect(policy.emergencyBinding?.description == "Ctrl+Alt+Shift+Escape")
         // Every other key is written with its default value.
+        #expect(policy.onScreenKeyboard == Policy.builtIn.onScreenKeyboard)
         #expect(policy.capture == Policy.builtIn.capture)
         #expect(policy.outputs == Policy.builtIn.outputs)
         #expect(policy.kiosk == Policy.builtIn.kiosk)

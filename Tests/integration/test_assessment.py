@@ -375,6 +375,15 @@ def test_bind_sends_each_feature_then_lock_state_then_done(world):
     assert TEXT_ASSISTANCE <= client_enforced, \
         f"spell check, prediction and autocorrect live in the app; only the client can keep " \
         f"them off, yet they were announced as {features}"
+    announced = dict(features)
+    feature, enforcement = _MANAGER.feature, _MANAGER.enforcement
+    assert announced[feature.screen_reader.value] == enforcement.client.value, \
+        f"a screen reader reads the app over AT-SPI, past the compositor: only the app can keep " \
+        f"its accessibility tree from it, yet it was announced as {features}"
+    for name in ("input_method", "on_screen_keyboard", "keyboard_shortcuts"):
+        assert announced[getattr(feature, name).value] == enforcement.compositor.value, \
+            f"{name} is carrel's to keep off (a program it launches only when allowed, its own shortcuts), " \
+            f"yet it was announced as {features}"
     assert events[len(FEATURES):] == [f"manager m lock_state {INACTIVE}", "manager m done"], \
         f"after the features: lock_state(inactive) then done, got {events}"
     a.sync()

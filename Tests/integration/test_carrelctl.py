@@ -152,7 +152,7 @@ def test_without_a_session_status_is_none_and_end_and_extend_are_refused(ctl_wor
     status = ctl.status()
     assert status["mode"] == "standard" and status["state"] == "none", status
     assert status["session"] is None and status["restrictions"] is None, status
-    assert set(status["clients"]) == {"app", "input_method", "participant", "untrusted"}, status
+    assert set(status["clients"]) == {"app", "input_method", "on_screen_keyboard", "participant", "untrusted"}, status
 
     r = ctl.run("end", "--reason", "proctor")
     assert r.returncode == EXIT_REFUSED, f"end without a session exited {r.returncode}: {r.stderr!r}"

@@ -26,6 +26,8 @@ PINNED_TABLES = {
     "participant": DESKTOP_TABLE,
     "untrusted": DESKTOP_TABLE,
     "input_method": DESKTOP_TABLE,
+    # Launched only for a session allowing it: its band and its keys.
+    "on_screen_keyboard": DESKTOP_TABLE | {"zwlr_layer_shell_v1", "zwp_virtual_keyboard_manager_v1"},
 }
 # The same under a policy that names an input method: text input for the
 # app and participants, the input method's globals for its role alone.
@@ -34,6 +36,7 @@ INPUT_METHOD_TABLES = {
     "participant": DESKTOP_TABLE | {"zwp_text_input_manager_v3"},
     "untrusted": DESKTOP_TABLE,
     "input_method": DESKTOP_TABLE | {"zwp_input_method_manager_v2", "zwp_virtual_keyboard_manager_v1"},
+    "on_screen_keyboard": DESKTOP_TABLE | {"zwlr_layer_shell_v1", "zwp_virtual_keyboard_manager_v1"},
 }
 GPU_ONLY = {"zwp_linux_dmabuf_v1", "wl_drm"}
 

@@ -257,10 +257,20 @@ enum carrel_assessment_manager_v1_feature {
 	CARREL_ASSESSMENT_MANAGER_V1_FEATURE_INPUT_METHOD = 3,
 	/**
 	 * an on-screen keyboard
+	 *
+	 * When allowed, the compositor shows an on-screen keyboard at
+	 * the bottom of the screen for the session, gives the session's
+	 * windows the space above it, and types its keys into the focused
+	 * window of the session only. When denied, no on-screen keyboard
+	 * exists.
 	 */
 	CARREL_ASSESSMENT_MANAGER_V1_FEATURE_ON_SCREEN_KEYBOARD = 4,
 	/**
 	 * keyboard shortcuts the compositor reserves for itself
+	 *
+	 * The compositor's own shortcuts that leave the session (for
+	 * example, switching to a virtual terminal) are off during every
+	 * session; allowing this feature does not turn them on.
 	 */
 	CARREL_ASSESSMENT_MANAGER_V1_FEATURE_KEYBOARD_SHORTCUTS = 5,
 	/**
@@ -269,6 +279,13 @@ enum carrel_assessment_manager_v1_feature {
 	CARREL_ASSESSMENT_MANAGER_V1_FEATURE_SCREEN_MAGNIFIER = 6,
 	/**
 	 * an accessibility tool that reads the screen aloud
+	 *
+	 * A screen reader reads a client's accessibility tree through
+	 * the desktop's accessibility bus, not through the compositor, so
+	 * the compositor announces this feature as client-enforced: a
+	 * client that leaves it denied keeps its accessibility tree from
+	 * screen readers for the session, and one that allows it exposes
+	 * its tree.
 	 */
 	CARREL_ASSESSMENT_MANAGER_V1_FEATURE_SCREEN_READER = 7,
 };

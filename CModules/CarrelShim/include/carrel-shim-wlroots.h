@@ -17,6 +17,7 @@
 #include <systemd/sd-login.h>
 
 #include "xdg-shell-protocol.h"
+#include "wlr-layer-shell-unstable-v1-protocol.h"
 #include "carrel-assessment-v1-protocol.h"
 
 #include <wlr/version.h>
@@ -45,6 +46,7 @@
 #include <wlr/types/wlr_input_method_v2.h>
 #include <wlr/types/wlr_input_device.h>
 #include <wlr/types/wlr_keyboard.h>
+#include <wlr/types/wlr_layer_shell_v1.h>
 #include <wlr/types/wlr_output.h>
 #include <wlr/types/wlr_output_layout.h>
 #include <wlr/types/wlr_pointer.h>

@@ -112,44 +112,24 @@ final class InputMethodProcess {
     static func launch(_ policy: InputMethodPolicy, socket: Int32, home: String, prediction: Bool, user: User?,
                        logger: Logger) throws -> InputMethodProcess {
         try prepareConfiguration(home: home, engines: policy.engines, prediction: prediction, user: user)
-        var environment: [String: String] = [:]
-        for (key, value) in ProcessEnvironment.current() { environment[key] = value }
-        // Its one connection: the socket pair's end, kept open across exec.
-        environment["WAYLAND_SOCKET"] = String(socket)
-        environment.removeValue(forKey: "WAYLAND_DISPLAY")
-        environment["HOME"] = home
-        environment["XDG_CONFIG_HOME"] = "\(home)/.config"
-        environment["XDG_DATA_HOME"] = "\(home)/.local/share"
-        // No X display (fcitx5 would serve X clients and draw there) and no
-        // session bus (nothing may reach the engine but Carrel's socket).
-        for key in ["DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "NOTIFY_SOCKET"] {
-            environment.removeValue(forKey: key)
-        }
+        // Its one connection is the socket pair's end; its configuration
+        // and mozc's settings live under `home`. No X display (fcitx5 would
+        // serve X clients and draw there) and no session bus (nothing may
+        // reach the engine but Carrel's socket).
+        let environment: [String: String?] = [
+            "HOME": home, "XDG_CONFIG_HOME": "\(home)/.config", "XDG_DATA_HOME": "\(home)/.local/share",
+            "DBUS_SESSION_BUS_ADDRESS": nil,
+        ]
         let drop = user.map { [setpriv, "--reuid=\($0.uid)", "--regid=\($0.gid)", "--clear-groups", "--"] } ?? []
         let command = drop + policy.command + ["--disable=all", "--enable=\(addons(for: policy.engines).joined(separator: ","))"]
-        let argv = command.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        // dup2 onto itself clears close-on-exec in the child only.
-        posix_spawn_file_actions_adddup2(&actions, socket, socket)
-        var pid: pid_t = 0
-        let result = withCleanSpawnAttributes { attributes -> Int32 in
+        let pid: pid_t
+        do {
             // A process group of its own: mozc's server, which the engine
             // starts, ends with it.
-            var flags: Int16 = 0
-            posix_spawnattr_getflags(&attributes, &flags)
-            posix_spawnattr_setflags(&attributes, flags | Int16(POSIX_SPAWN_SETPGROUP))
-            posix_spawnattr_setpgroup(&attributes, 0)
-            return posix_spawnp(&pid, command[0], &actions, &attributes, argv, envp)
-        }
-        guard result == 0 else {
-            throw CompositorError.launch("input method \(command[0]): \(SystemError.describe(result)); check [input_method] command names an installed fcitx5")
+            pid = try AppProcess.spawn(command, connection: .connectedSocket(socket), environment: environment,
+                                       ownProcessGroup: true)
+        } catch {
+            throw CompositorError.launch("input method \(error.program): \(error.reason); check [input_method] command names an installed fcitx5")
         }
         logger.notice("launched input method \(policy.command[0]) as pid \(pid)\(user.map { " (uid \($0.uid))" } ?? "") with engines \(policy.engines.joined(separator: ", ")), prediction \(prediction ? "on" : "off")")
         return InputMethodProcess(pid: pid)

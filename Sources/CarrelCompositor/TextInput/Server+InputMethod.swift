@@ -39,7 +39,7 @@ extension Server {
 
     private func launchInputMethod() throws {
         guard let policy = desk.policy.inputMethod, let home = inputMethodDirectory else { return }
-        let socket = try roles.connectInputMethod()
+        let socket = try roles.connect(.inputMethod)
         defer { close(socket) }
         let prediction = desk.enginePredictionAllowed
         inputMethodProcess = try InputMethodProcess.launch(policy, socket: socket, home: home, prediction: prediction,

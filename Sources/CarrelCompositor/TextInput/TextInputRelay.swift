@@ -3,13 +3,13 @@ import CarrelShim
 import Logging
 
 /// Carries composed text between the input method (input-method-v2, with its
-/// keyboard grab, candidate popup and virtual keyboard) and the text inputs
+/// keyboard grab and candidate popup) and the text inputs
 /// (text-input-v3) of the window that may compose, as Core's `Desk` decides.
 ///
 /// Every wlroots call of this feature lives in this directory. The globals
 /// exist only when the policy names an input method; the role table shows
 /// text input to the app and participants and the input method's globals to
-/// the input-method role alone.
+/// the input-method role alone. Its virtual keyboard is `VirtualKeyboardHost`'s.
 final class TextInputRelay {
     private unowned let server: Server
     private let logger: Logger
@@ -19,7 +19,6 @@ final class TextInputRelay {
     private var listeners = ListenerBag()
     private var endpoints: [TextInputEndpoint] = []
     private var popups: [CandidatePopup] = []
-    private var virtualKeyboards: [VirtualKeyboard] = []
     /// The engine's input-method object (the one Core listens to).
     private var engine: UnsafeMutablePointer<wlr_input_method_v2>?
     private var engineListeners = ListenerBag()
@@ -53,7 +52,6 @@ final class TextInputRelay {
         wlr_scene_node_place_above(WlrootsVersion.node(of: popupLayer), WlrootsVersion.node(of: appLayer))
         let textInputs = wlr_text_input_manager_v3_create(server.display)!
         let inputMethods = wlr_input_method_manager_v2_create(server.display)!
-        let virtualKeyboards = wlr_virtual_keyboard_manager_v1_create(server.display)!
         listeners.on(&textInputs.pointee.events.text_input) { [unowned self] data in
             let endpoint = TextInputEndpoint(data!.assumingMemoryBound(to: wlr_text_input_v3.self), relay: self)
             endpoints.append(endpoint)
@@ -64,9 +62,6 @@ final class TextInputRelay {
         }
         listeners.on(&inputMethods.pointee.events.input_method) { [unowned self] data in
             inputMethodBound(data!.assumingMemoryBound(to: wlr_input_method_v2.self))
-        }
-        listeners.on(&virtualKeyboards.pointee.events.new_virtual_keyboard) { [unowned self] data in
-            self.virtualKeyboards.append(VirtualKeyboard(data!.assumingMemoryBound(to: wlr_virtual_keyboard_v1.self), relay: self))
         }
     }
 
@@ -338,26 +333,6 @@ final class TextInputRelay {
         return true
     }
 
-    func virtualKey(from keyboard: VirtualKeyboard, time: UInt32, keycode: UInt32, state: UInt32) {
-        let effects = server.decide { $0.virtualKeyboardKey(from: server.clientID(keyboard.client)) }
-        guard effects.contains(where: { if case .deliverKey = $0 { return true } else { return false } }) else { return }
-        WlrootsVersion.setSeatKeyboard(seat, keyboard.device)
-        wlr_seat_keyboard_notify_key(seat, time, keycode, state)
-    }
-
-    func virtualModifiers(from keyboard: VirtualKeyboard) {
-        let effects = server.decide { $0.virtualKeyboardKey(from: server.clientID(keyboard.client)) }
-        guard effects.contains(where: { if case .deliverKey = $0 { return true } else { return false } }) else { return }
-        WlrootsVersion.setSeatKeyboard(seat, keyboard.device)
-        wlr_seat_keyboard_notify_modifiers(seat, &WlrootsVersion.keyboard(of: keyboard.device).pointee.modifiers)
-    }
-
-    func virtualKeyboardDestroyed(_ keyboard: VirtualKeyboard) {
-        virtualKeyboards.removeAll { $0 === keyboard }
-        // The seat must not keep pointing at a keyboard that is going away.
-        if let physical = server.input.physicalKeyboardDevice { WlrootsVersion.setSeatKeyboard(seat, physical) }
-    }
-
     // MARK: - Candidate popups
 
     /// Every popup shown at the active text input's cursor, or hidden.
@@ -395,10 +370,8 @@ final class TextInputRelay {
         holdTimer = nil
         holdSurface = nil
         for endpoint in endpoints { endpoint.detach() }
-        for keyboard in virtualKeyboards { keyboard.detach() }
         for popup in popups { popup.remove() }
         endpoints.removeAll()
-        virtualKeyboards.removeAll()
         popups.removeAll()
         engineListeners.disconnectAll()
         grabListeners.disconnectAll()

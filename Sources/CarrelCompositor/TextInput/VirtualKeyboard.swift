@@ -1,28 +1,28 @@
 import CarrelShim
 
-/// A virtual keyboard of the input method (fcitx5 passes on the keys it does
-/// not consume through one). Its keymap is the engine's own; its keys reach
-/// only the window that may compose now, as Core decides.
+/// A virtual keyboard: the input method's (fcitx5 passes on the keys it does
+/// not consume through one) or the on-screen keyboard's. Its keymap is the
+/// client's own; its keys reach only the window Core decides for its role.
 final class VirtualKeyboard {
     let keyboard: UnsafeMutablePointer<wlr_virtual_keyboard_v1>
     let client: OpaquePointer
     private var listeners = ListenerBag()
 
-    init(_ keyboard: UnsafeMutablePointer<wlr_virtual_keyboard_v1>, relay: TextInputRelay) {
+    init(_ keyboard: UnsafeMutablePointer<wlr_virtual_keyboard_v1>, host: VirtualKeyboardHost) {
         self.keyboard = keyboard
         client = wl_resource_get_client(keyboard.pointee.resource)
         let wlrKeyboard = WlrootsVersion.keyboard(of: WlrootsVersion.device(of: keyboard))
-        listeners.on(&wlrKeyboard.pointee.events.key) { [unowned self, unowned relay] data in
+        listeners.on(&wlrKeyboard.pointee.events.key) { [unowned self, unowned host] data in
             let event = data!.assumingMemoryBound(to: WlrootsVersion.KeyboardKeyEvent.self).pointee
-            relay.virtualKey(from: self, time: event.time_msec, keycode: event.keycode, state: event.state.rawValue)
+            host.key(from: self, time: event.time_msec, keycode: event.keycode, state: event.state.rawValue)
         }
-        listeners.on(&wlrKeyboard.pointee.events.modifiers) { [unowned self, unowned relay] _ in
-            relay.virtualModifiers(from: self)
+        listeners.on(&wlrKeyboard.pointee.events.modifiers) { [unowned self, unowned host] _ in
+            host.modifiers(from: self)
         }
-        listeners.on(WlrootsVersion.destroySignal(of: keyboard)) { [unowned self, unowned relay] _ in
+        listeners.on(WlrootsVersion.destroySignal(of: keyboard)) { [unowned self, unowned host] _ in
             listeners.disconnectAll()
             WlrootsVersion.releaseVirtualKeyboard(keyboard, loop: wl_display_get_event_loop(wl_client_get_display(client)))
-            relay.virtualKeyboardDestroyed(self)
+            host.destroyed(self)
         }
     }
 

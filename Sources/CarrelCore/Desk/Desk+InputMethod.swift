@@ -58,14 +58,6 @@ extension Desk {
                                detail: "sent composed text for a window that may not use the input method now; dropped")]
     }
 
-    /// A key from the engine's virtual keyboard (keys it did not consume):
-    /// it reaches only the window that may compose now; a key from anyone
-    /// else, or with no such window, is dropped.
-    public func virtualKeyboardKey(from client: ClientID) -> [DeskEffect] {
-        if client == inputMethod.engine, let target = compositionTarget { return [.deliverKey(window: target)] }
-        return [.consumeKey]
-    }
-
     /// Whether the engine's candidate popup may be drawn now: only the
     /// engine's, only over a window that may compose.
     public func candidatePopupShown(for client: ClientID) -> Bool {

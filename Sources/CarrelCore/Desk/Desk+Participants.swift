@@ -20,7 +20,9 @@ extension Desk {
     /// `output`: during a session that names participants the exam keeps the
     /// left part and each named participant its slot of the right column;
     /// otherwise the whole output.
+    /// The on-screen keyboard's band, while placed, is taken off the bottom first.
     public func area(for owner: WindowOwner, output: Rect) -> Rect {
+        let output = areaAboveOnScreenKeyboard(output)
         guard let restrictions, !restrictions.participants.isEmpty else { return output }
         let layout = SessionLayout(output: output, participantCount: restrictions.participants.count)
         if owner.client == restrictions.owner { return layout.exam }

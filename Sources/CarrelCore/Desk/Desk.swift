@@ -21,6 +21,8 @@
 ///   allows `screen_magnifier`, and its reset when that stops holding.
 /// - The input method (`Desk+InputMethod.swift`): which window may compose,
 ///   keys to its grab, what it may commit, its popup, its death and restarts.
+/// - The on-screen keyboard (`Desk+OnScreenKeyboard.swift`): its one band
+///   at the bottom, the space left to the session's windows, its keys.
 /// - The app's exit: ends the on-behalf session, then Single App Mode
 ///   relaunches (a fresh on-behalf session begins with the next window) or
 ///   Carrel stops with the app's status.
@@ -67,6 +69,8 @@ public struct Desk: Sendable {
     public internal(set) var windows = WindowStack()
     /// The seat's input method (see `Desk+InputMethod.swift`).
     public internal(set) var inputMethod = InputMethodSeat()
+    /// The on-screen keyboard's band (see `Desk+OnScreenKeyboard.swift`).
+    public internal(set) var onScreenKeyboard = OnScreenKeyboard()
     /// The restrictions the compositor reported holding.
     public private(set) var restrictions: RestrictionSet?
     /// The session whose confirmation prompt is on screen.

@@ -10,6 +10,8 @@ public struct Policy: Sendable, Equatable {
     public var participants: [String: ParticipantPolicy]
     /// The input method Carrel launches, if any.
     public var inputMethod: InputMethodPolicy?
+    /// The on-screen keyboard Carrel launches for sessions that allow it.
+    public var onScreenKeyboard: OnScreenKeyboardPolicy
     /// Screen capture outside sessions (never during one).
     public var capture: CapturePolicy
     /// A key combination that ends a session from the keyboard, if any.
@@ -39,6 +41,7 @@ public struct Policy: Sendable, Equatable {
         session: SessionPolicy = SessionPolicy(),
         participants: [String: ParticipantPolicy] = [:],
         inputMethod: InputMethodPolicy? = nil,
+        onScreenKeyboard: OnScreenKeyboardPolicy = OnScreenKeyboardPolicy(),
         capture: CapturePolicy = CapturePolicy(),
         emergencyBinding: KeyCombination? = nil,
         outputs: OutputPolicy = OutputPolicy(),
@@ -55,6 +58,7 @@ public struct Policy: Sendable, Equatable {
         self.session = session
         self.participants = participants
         self.inputMethod = inputMethod
+        self.onScreenKeyboard = onScreenKeyboard
         self.capture = capture
         self.emergencyBinding = emergencyBinding
         self.outputs = outputs
@@ -142,6 +146,20 @@ public struct InputMethodPolicy: Sendable, Equatable {
     public init(command: [String], engines: [String] = InputMethodPolicy.defaultEngines) {
         self.command = command
         self.engines = engines
+    }
+}
+
+/// `[on_screen_keyboard]`: the program Carrel launches, on a socket of its
+/// own, while a session allows `on_screen_keyboard` (never otherwise).
+public struct OnScreenKeyboardPolicy: Sendable, Equatable {
+    /// Program, then arguments; Debian's wvkbd by default.
+    public var command: [String]
+
+    /// wvkbd's international layout set, as Debian installs it.
+    public static let defaultCommand = ["/usr/bin/wvkbd-mobintl"]
+
+    public init(command: [String] = OnScreenKeyboardPolicy.defaultCommand) {
+        self.command = command
     }
 }
 

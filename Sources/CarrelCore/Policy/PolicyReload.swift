@@ -42,6 +42,8 @@ public struct PolicyReload: Sendable, Equatable {
         take("guided_access", \.guidedAccess)
         take("preconditions", \.preconditions)
         take("magnifier", \.magnifier)
+        // Launched for each session that allows it: the next one uses the new command.
+        take("on_screen_keyboard", \.onScreenKeyboard)
         // The input method's globals and its engine are set up at start.
         keep("input_method", \.inputMethod)
         keep("capture", \.capture)

@@ -27,8 +27,15 @@ public struct GlobalAccess: Sendable, Equatable {
         /// whose windows a session can show, never untrusted clients.
         case textInput
         /// The input method's side: composing for the focused window and
-        /// passing on keys it does not consume; only the input-method role.
+        /// its candidate popup; only the input-method role.
         case inputMethod
+        /// Typing through a virtual keyboard: the input method (keys it does
+        /// not consume) and the on-screen keyboard; keys reach only the
+        /// window the Desk allows.
+        case virtualKeyboard
+        /// The on-screen keyboard's band at the bottom of the output (layer
+        /// shell): only the on-screen-keyboard role, one surface, one layer.
+        case onScreenKeyboard
     }
 
     /// The verdict for one global and one role.
@@ -87,13 +94,15 @@ public struct GlobalAccess: Sendable, Equatable {
     /// The table as an administrator's policy shapes it: capture per its
     /// `[capture]`, the assessment global to the roles its session entitles,
     /// text input and the input method's globals only when it names an
-    /// input method (Carrel creates them only then).
+    /// input method (Carrel creates them only then); the on-screen
+    /// keyboard's always (the role exists only while a session allows it).
     public func applying(_ policy: Policy) -> GlobalAccess {
         var roles = applying(policy.capture).rolesByClass
         roles[.assessment] = policy.session.entitledRoles
         if policy.inputMethod == nil {
             roles[.textInput] = []
             roles[.inputMethod] = []
+            roles[.virtualKeyboard, default: []].remove(.inputMethod)
         }
         return GlobalAccess(classes: classes, rolesByClass: roles)
     }
@@ -117,7 +126,7 @@ public struct GlobalAccess: Sendable, Equatable {
     public static let privilegedInterfaces: [String] = [
         "zwlr_export_dmabuf_manager_v1",
         "zwlr_data_control_manager_v1",
-        "zwlr_virtual_pointer_manager_v1", "zwlr_layer_shell_v1",
+        "zwlr_virtual_pointer_manager_v1",
         "zwlr_foreign_toplevel_manager_v1", "zwlr_gamma_control_manager_v1",
         "zwlr_output_manager_v1", "zwlr_output_power_manager_v1",
         "zwlr_input_inhibit_manager_v1", "zwp_keyboard_shortcuts_inhibit_manager_v1",
@@ -129,9 +138,16 @@ public struct GlobalAccess: Sendable, Equatable {
     public static let textInputInterfaces: [String] = ["zwp_text_input_manager_v3"]
 
     /// The input method's globals: composing (input-method-v2, with its
-    /// keyboard grab and candidate popup) and the virtual keyboard fcitx5
-    /// binds to pass on keys it does not consume.
-    public static let inputMethodInterfaces: [String] = ["zwp_input_method_manager_v2", "zwp_virtual_keyboard_manager_v1"]
+    /// keyboard grab and candidate popup).
+    public static let inputMethodInterfaces: [String] = ["zwp_input_method_manager_v2"]
+
+    /// The virtual keyboard: fcitx5 binds it to pass on keys it does not
+    /// consume, the on-screen keyboard to type.
+    public static let virtualKeyboardInterfaces: [String] = ["zwp_virtual_keyboard_manager_v1"]
+
+    /// The layer shell, through which the on-screen keyboard asks for its
+    /// band (wlroots' wlr-layer-shell).
+    public static let onScreenKeyboardInterfaces: [String] = ["zwlr_layer_shell_v1"]
 
     /// Capture globals Carrel can create when the policy enables capture
     /// (wlroots' screencopy; export-dmabuf stays privileged and is never created).
@@ -142,7 +158,8 @@ public struct GlobalAccess: Sendable, Equatable {
 
     /// The table Carrel runs with unless a policy says otherwise: every role
     /// gets the desktop, only the app may lock, nobody gets privileged globals,
-    /// text input is the app's and participants', the input method's globals its own role's.
+    /// text input is the app's and participants', the input method's globals its own role's,
+    /// the virtual keyboard the input method's and the on-screen keyboard's, the layer shell the latter's.
     public static let standard: GlobalAccess = {
         var classes: [String: Class] = [:]
         for name in desktopInterfaces { classes[name] = .desktop }
@@ -151,6 +168,8 @@ public struct GlobalAccess: Sendable, Equatable {
         for name in captureInterfaces { classes[name] = .capture }
         for name in textInputInterfaces { classes[name] = .textInput }
         for name in inputMethodInterfaces { classes[name] = .inputMethod }
+        for name in virtualKeyboardInterfaces { classes[name] = .virtualKeyboard }
+        for name in onScreenKeyboardInterfaces { classes[name] = .onScreenKeyboard }
         return GlobalAccess(
             classes: classes,
             rolesByClass: [
@@ -160,6 +179,8 @@ public struct GlobalAccess: Sendable, Equatable {
                 .privileged: [],
                 .textInput: [.app, .participant],
                 .inputMethod: [.inputMethod],
+                .virtualKeyboard: [.inputMethod, .onScreenKeyboard],
+                .onScreenKeyboard: [.onScreenKeyboard],
             ]
         )
     }()

@@ -12,6 +12,11 @@ public enum Role: String, Sendable, CaseIterable, Hashable, CustomStringConverti
     /// of its own: the only client that may bind the input-method and
     /// virtual-keyboard globals.
     case inputMethod = "input_method"
+    /// The policy's on-screen keyboard (wvkbd), which Carrel launches on a
+    /// socket of its own only for a session that allows `on_screen_keyboard`:
+    /// the only client that may bind the layer shell, and one of the two that
+    /// may bind the virtual keyboard.
+    case onScreenKeyboard = "on_screen_keyboard"
 
     public var description: String { rawValue }
 }

@@ -1,0 +1,132 @@
+import CarrelCore
+import CarrelShim
+import Glibc
+import Logging
+
+/// The on-screen keyboard as the compositor carries it out: the layer-shell
+/// global, the policy's keyboard program launched on a socket pair of the
+/// on-screen-keyboard role while a session allows it (and stopped, its
+/// surface gone, when none does), and its one layer surface, placed where
+/// Core's Desk says. Its keys go through `VirtualKeyboardHost`.
+final class OnScreenKeyboardHost {
+    private unowned let server: Server
+    private let logger: Logger
+    /// Above the app layer, below the curtains: the band.
+    private let layer: UnsafeMutablePointer<wlr_scene_tree>
+    private var listeners = ListenerBag()
+    private var process: AppProcess?
+    private var surface: OnScreenKeyboardSurface?
+
+    init(server: Server, above appLayer: UnsafeMutablePointer<wlr_scene_tree>, logger: Logger) {
+        self.server = server
+        self.logger = logger
+        layer = WlrootsVersion.createTree(in: server.scene)
+        wlr_scene_node_place_above(WlrootsVersion.node(of: layer), WlrootsVersion.node(of: appLayer))
+        let shell = WlrootsVersion.createLayerShell(server.display)
+        listeners.on(&shell.pointee.events.new_surface) { [unowned self] data in
+            created(data!.assumingMemoryBound(to: wlr_layer_surface_v1.self))
+        }
+    }
+
+    // MARK: - The program
+
+    /// Restrictions went up or changed (`restrictions`), or came down (nil):
+    /// the keyboard runs exactly while they allow it.
+    func follow(_ restrictions: RestrictionSet?, command: [String]) {
+        let wanted = OnScreenKeyboard.runs(under: restrictions)
+        if wanted, process == nil {
+            start(command)
+        } else if !wanted {
+            stop()
+        }
+    }
+
+    private func start(_ command: [String]) {
+        do {
+            let socket = try server.roles.connect(.onScreenKeyboard)
+            defer { close(socket) }
+            // No session bus: the keyboard reaches nothing but Carrel's socket.
+            process = try AppProcess.launch(command, connection: .connectedSocket(socket),
+                                            environment: ["DBUS_SESSION_BUS_ADDRESS": nil], logger: logger,
+                                            label: "on-screen keyboard", ownProcessGroup: true)
+        } catch {
+            server.roles.disconnectClients(of: .onScreenKeyboard)
+            logger.error("on-screen keyboard: could not be started: \(error); the session goes on without it (check [on_screen_keyboard] command)")
+        }
+    }
+
+    /// Ends the keyboard: its connection first (its surface leaves the
+    /// screen at once), then its process group.
+    func stop() {
+        server.roles.disconnectClients(of: .onScreenKeyboard)
+        guard let process else { return }
+        self.process = nil
+        process.terminate(grace: 1.0)
+        logger.notice("on-screen keyboard (pid \(process.pid)) stopped")
+    }
+
+    /// SIGCHLD: the keyboard ended on its own (its band goes with its
+    /// connection; it is not relaunched within the session).
+    func reap() {
+        guard let process, let status = process.reap() else { return }
+        process.endGroup()
+        self.process = nil
+        server.roles.disconnectClients(of: .onScreenKeyboard)
+        logger.warning("on-screen keyboard (pid \(process.pid)) ended: \(status); the session goes on without it")
+    }
+
+    // MARK: - Its surface
+
+    private func created(_ layerSurface: UnsafeMutablePointer<wlr_layer_surface_v1>) {
+        let client = wl_resource_get_client(layerSurface.pointee.resource)!
+        let (accepted, effects) = server.decide {
+            $0.layerSurfaceCreated(by: server.clientID(client), role: server.role(of: client),
+                                   layer: WlrootsVersion.requestedLayer(layerSurface))
+        }
+        server.carryOut(effects)
+        guard accepted else {
+            WlrootsVersion.closeLayerSurface(layerSurface)
+            return
+        }
+        surface = OnScreenKeyboardSurface(layerSurface, layer: layer, host: self)
+        // 0.15 and 0.17 announce the surface inside its first commit, before
+        // the commit listener existed: that commit is handled now.
+        if WlrootsVersion.acceptsConfigure(layerSurface), let surface { committed(surface) }
+    }
+
+    func committed(_ surface: OnScreenKeyboardSurface) {
+        let client = server.clientID(surface.client)
+        let (placement, effects) = server.decide {
+            $0.onScreenKeyboardCommitted(by: client, surface.request, extents: surface.extents, output: server.primaryOutputBox)
+        }
+        switch placement {
+        case .close:
+            surface.close()
+            surface.remove()
+            if self.surface === surface { self.surface = nil }
+        case .place(let band, let shown):
+            if surface.place(band: band, shown: shown, output: server.outputs.first?.wlrOutput) {
+                // A band that stops being drawn must not keep its last pixels.
+                server.repaintOutputs()
+            }
+        }
+        server.carryOut(effects)
+    }
+
+    func surfaceDestroyed(_ surface: OnScreenKeyboardSurface) {
+        if self.surface === surface { self.surface = nil }
+        server.drive { $0.onScreenKeyboardSurfaceGone(server.clientID(surface.client)) }
+        server.repaintOutputs()
+    }
+
+    /// The outputs changed: the band follows the primary output.
+    func outputsChanged() {
+        if let surface { committed(surface) }
+    }
+
+    func destroy() {
+        surface?.remove()
+        surface = nil
+        listeners.disconnectAll()
+    }
+}

@@ -1,0 +1,53 @@
+import CarrelCore
+import CarrelShim
+
+/// The virtual-keyboard global and every virtual keyboard bound through it:
+/// the input method's (keys it does not consume) and the on-screen
+/// keyboard's. The role table shows the global to those two roles only;
+/// each key goes where Core's Desk says for the keyboard's role, or nowhere.
+final class VirtualKeyboardHost {
+    private unowned let server: Server
+    private let seat: UnsafeMutablePointer<wlr_seat>
+    private var listeners = ListenerBag()
+    private var keyboards: [VirtualKeyboard] = []
+
+    init(server: Server, seat: UnsafeMutablePointer<wlr_seat>) {
+        self.server = server
+        self.seat = seat
+        let manager = wlr_virtual_keyboard_manager_v1_create(server.display)!
+        listeners.on(&manager.pointee.events.new_virtual_keyboard) { [unowned self] data in
+            keyboards.append(VirtualKeyboard(data!.assumingMemoryBound(to: wlr_virtual_keyboard_v1.self), host: self))
+        }
+    }
+
+    private func delivers(_ keyboard: VirtualKeyboard) -> Bool {
+        let effects = server.decide {
+            $0.virtualKeyboardKey(from: server.clientID(keyboard.client), role: server.role(of: keyboard.client))
+        }
+        return effects.contains { if case .deliverKey = $0 { return true } else { return false } }
+    }
+
+    func key(from keyboard: VirtualKeyboard, time: UInt32, keycode: UInt32, state: UInt32) {
+        guard delivers(keyboard) else { return }
+        WlrootsVersion.setSeatKeyboard(seat, keyboard.device)
+        wlr_seat_keyboard_notify_key(seat, time, keycode, state)
+    }
+
+    func modifiers(from keyboard: VirtualKeyboard) {
+        guard delivers(keyboard) else { return }
+        WlrootsVersion.setSeatKeyboard(seat, keyboard.device)
+        wlr_seat_keyboard_notify_modifiers(seat, &WlrootsVersion.keyboard(of: keyboard.device).pointee.modifiers)
+    }
+
+    func destroyed(_ keyboard: VirtualKeyboard) {
+        keyboards.removeAll { $0 === keyboard }
+        // The seat must not keep pointing at a keyboard that is going away.
+        if let physical = server.input.physicalKeyboardDevice { WlrootsVersion.setSeatKeyboard(seat, physical) }
+    }
+
+    func destroy() {
+        for keyboard in keyboards { keyboard.detach() }
+        keyboards.removeAll()
+        listeners.disconnectAll()
+    }
+}
