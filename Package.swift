@@ -154,7 +154,7 @@ let package = Package(
             swiftSettings: cSideSettings
         ),
         // Red-team client: tries each attack and prints a JSON verdict.
-        .executableTarget(name: "carrel-probe", dependencies: ["CarrelClientShim", "WaylandClientSupport"],
+        .executableTarget(name: "carrel-probe", dependencies: ["CarrelClientShim", "WaylandClientSupport", "CarrelWire"],
                           swiftSettings: cSideSettings),
         // The tests' shared helpers (one seeded random generator).
         .target(name: "CarrelTestSupport", path: "Tests/CarrelTestSupport"),
@@ -163,7 +163,7 @@ let package = Package(
         .testTarget(name: "CarrelPolicyFileTests", dependencies: ["CarrelPolicyFile", "CarrelPasscode", "CarrelCore"]),
         // The client library for exam apps, the demo exam's pure logic, and the demo.
         .target(name: "AssessmentKit", dependencies: ["CarrelWire", "CarrelClientShim"], swiftSettings: cSideSettings),
-        .target(name: "DemoExamLogic", dependencies: ["AssessmentKit"]),
+        .target(name: "DemoExamLogic", dependencies: ["AssessmentKit", "CarrelWire"]),
         .executableTarget(
             name: "carrel-demo-exam",
             dependencies: ["DemoExamLogic", "AssessmentKit", "CarrelClientShim", "WaylandClientSupport", "CCairoLib",

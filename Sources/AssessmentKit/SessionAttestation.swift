@@ -21,7 +21,7 @@ public struct SessionAttestation: Hashable, Sendable {
     /// `{"signature":"<base64>","statement":"<the statement, as a JSON string>"}`:
     /// what `carrelctl attest verify` and `carrel_attest` read.
     public var envelopeJSON: String {
-        "{\"signature\":\"\(Base64.encode(signature))\",\"statement\":\(JSONText.quote(statementText))}"
+        "{\"signature\":\"\(Base64.encode(signature))\",\"statement\":\(JSONString.quoted(statementText))}"
     }
 }
 
@@ -59,23 +59,3 @@ enum Base64 {
     }
 }
 
-/// A Swift string as a JSON string literal.
-enum JSONText {
-    static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case let c where c.value < 0x20:
-                let hex = String(c.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
-}

@@ -1,3 +1,4 @@
+import CarrelWire
 import AssessmentKit
 
 /// Where `--submit-url` hands the answers in: a plain `http://HOST:PORT/PATH`
@@ -35,9 +36,9 @@ public struct SubmissionURL: Hashable, Sendable {
 public enum ExamSubmission {
     /// `{"answers":{"1":"2",...},"attestation":{...}|null,"attestation_error":"..."|null}`.
     public static func json(answers: [Int: String], attestation: SessionAttestation?, error: AttestationError?) -> String {
-        let pairs = answers.keys.sorted().map { "\"\($0)\":\(quote(answers[$0]!))" }
+        let pairs = answers.keys.sorted().map { "\"\($0)\":\(JSONString.quoted(answers[$0]!))" }
         let attestationJSON = attestation?.envelopeJSON ?? "null"
-        let errorJSON = error.map { quote($0.description) } ?? "null"
+        let errorJSON = error.map { JSONString.quoted($0.description) } ?? "null"
         return "{\"answers\":{\(pairs.joined(separator: ","))},\"attestation\":\(attestationJSON),\"attestation_error\":\(errorJSON)}"
     }
 
@@ -64,20 +65,6 @@ public enum ExamSubmission {
         }
     }
 
-    private static func quote(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case let c where c.value < 0x20:
-                let hex = String(c.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
 }
 
 extension StringProtocol {

@@ -1,3 +1,4 @@
+import CarrelWire
 import WaylandClientSupport
 #if canImport(Glibc)
 import Glibc
@@ -46,26 +47,7 @@ enum JSON {
         }
     }
 
-    static func quote(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x7F {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
+    static func quote(_ s: String) -> String { JSONString.quoted(s) }
 }
 
 /// Prints one line to stdout and flushes it, so a reader on a pipe sees each

@@ -1,3 +1,5 @@
+import CarrelWire
+
 /// A JSON value with one byte encoding: object keys sorted, no whitespace,
 /// UTF-8, only the escapes JSON requires. The signature of an attestation is
 /// made over these bytes, so a verifier in any language that parses them
@@ -54,25 +56,8 @@ public indirect enum CanonicalJSON: Sendable, Hashable {
         }
     }
 
-    /// Quotes `value`: `"` and `\` escaped, control characters as the short
-    /// escapes JSON has or `\u00XX`; everything else as itself (UTF-8).
+    /// Quotes `value` as every Carrel program does (`JSONString`).
     private static func writeString(_ value: String, into out: inout String) {
-        out += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\u{08}": out += "\\b"
-            case "\u{0C}": out += "\\f"
-            case let c where c.value < 0x20:
-                let hex = String(c.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
+        out += JSONString.quoted(value)
     }
 }
