@@ -37,7 +37,7 @@ extension Server {
             switch request {
             case .status:
                 return ControlResponse(ok: true, command: request.command,
-                                       status: assessment.controlStatus(mode: controlMode, clients: clientCounts()))
+                                       status: assessment.controlStatus(mode: controlMode, clients: clientCounts(), metrics: metricsStatus))
             case .end(let reason):
                 return ControlResponse(ok: true, command: request.command, outcome: try administrativeEnd(reason: reason))
             case .extend(let minutes):

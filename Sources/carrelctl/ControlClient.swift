@@ -129,6 +129,9 @@ enum Report {
         }
         let clients = status.clients.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         lines.append("clients: \(clients)")
+        if let metrics = status.metrics {
+            lines.append("metrics: \(metrics.textfile)" + (metrics.problem.map { " NOT WRITTEN: \($0)" } ?? ""))
+        }
         return lines.joined(separator: "\n")
     }
 }
