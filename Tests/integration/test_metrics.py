@@ -71,11 +71,23 @@ def wait_for(path: Path, predicate, what: str, carrel) -> dict:
     return last[0]
 
 
-def seat(carrel, procs, logdir, logs, tmp_path, python, protocols, control_dir, carrelctl, directory: Path):
+class _WithAuditLog:
+    """Hands World a factory whose carrels append to the audit log at `path`."""
+
+    def __init__(self, factory, path: Path) -> None:
+        self.factory, self.path = factory, path
+
+    def start(self, **kwargs):
+        return self.factory.start(audit_log=self.path, **kwargs)
+
+
+def seat(carrel, procs, logdir, logs, tmp_path, python, protocols, control_dir, carrelctl, directory: Path,
+         audit_log: Path | None = None):
     policy = tmp_path / "policy.toml"
     policy.write_text(f'[metrics]\ntextfile_dir = "{directory}"\n')
     socket_path = control_dir / "ctl" / "control.sock"
-    world = World(_WithControlSocket(carrel, socket_path), procs, logdir, logs, tmp_path, python, protocols,
+    factory = _WithAuditLog(carrel, audit_log) if audit_log else carrel
+    world = World(_WithControlSocket(factory, socket_path), procs, logdir, logs, tmp_path, python, protocols,
                   args=["--policy", str(policy)])
     return world, Ctl(carrelctl, socket_path, logdir, logs)
 
@@ -169,6 +181,27 @@ def test_an_unwritable_directory_is_logged_once_shown_by_status_and_the_seat_goe
     errors = [line for line in world.carrel.stderr_path.read_text().splitlines() if "metrics: cannot write" in line]
     assert len(errors) == 1, errors
     assert "the seat goes on" in errors[0] and "--collector.textfile.directory" in errors[0], errors
+
+
+def test_the_file_is_renewed_while_nothing_changes_and_a_broken_audit_chain_shows(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, control_dir, carrelctl):
+    # An audit log whose last record was cut short: Carrel starts, but the chain is not intact.
+    log = tmp_path / "audit.jsonl"
+    log.write_text('{"seq":1,"prev":"')
+    directory = tmp_path / "node-exporter"
+    directory.mkdir()
+    world, ctl = seat(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, control_dir,
+                      carrelctl, directory, audit_log=log)
+    prom = directory / "carrel.prom"
+    first = wait_for(prom, lambda v: True, "anything", world.carrel)
+    assert first["carrel_audit_chain_ok"] == 0, first
+    check_metrics(prom)
+    text, written = prom.read_text(), os.stat(prom).st_mtime_ns
+    # Rewritten every 15 s even with nothing to say: a stale file means a seat that stopped.
+    assert h.wait_until(lambda: os.stat(prom).st_mtime_ns != written, 20, interval=0.5), \
+        f"carrel.prom was not renewed within 20 s\n{world.carrel.evidence()}"
+    assert prom.read_text() == text
+    world.alive()
 
 
 def test_alert_rules_pass_their_unit_tests():
