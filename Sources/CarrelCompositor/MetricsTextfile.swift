@@ -18,6 +18,9 @@ final class MetricsTextfile {
     private var written: SeatMetrics?
     private var timer: EventLoopTimer?
     private let logger: Logger
+    /// Brings the metrics up to date before each renewal (the audit log may
+    /// have failed a write the timer made, with no session change since).
+    var refreshing: (inout SeatMetrics) -> Void = { _ in }
 
     /// How often the file is rewritten even when nothing changed.
     static let refresh: Duration = .seconds(15)
@@ -29,6 +32,7 @@ final class MetricsTextfile {
         self.metrics = metrics
         self.logger = logger
         timer = EventLoopTimer(loop: loop) { [unowned self] in
+            refreshing(&self.metrics)
             write()
             timer?.arm(after: Self.refresh)
         }

@@ -12,7 +12,9 @@ extension Server {
         guard let directory = policy.metrics.textfileDirectory else { return }
         let metrics = SeatMetrics(version: options.carrelVersion, unixNow: Self.unixNow(),
                                   auditChainOK: audit.chainVerifiedAtStart && audit.problem == nil)
-        metricsFile = MetricsTextfile(directory: directory, metrics: metrics, loop: wl_display_get_event_loop(display), logger: logger)
+        let file = MetricsTextfile(directory: directory, metrics: metrics, loop: wl_display_get_event_loop(display), logger: logger)
+        file.refreshing = { [unowned self] metrics in observeNow(&metrics) }
+        metricsFile = file
         updateMetrics()
     }
 
@@ -20,13 +22,16 @@ extension Server {
     /// the file is rewritten only when something changed.
     func updateMetrics(_ change: (inout SeatMetrics) -> Void = { _ in }) {
         guard let metricsFile else { return }
-        let live = desk.invigilator.liveSession
-        let chainOK = audit.chainVerifiedAtStart && audit.problem == nil
         metricsFile.update { metrics in
             change(&metrics)
-            metrics.observe(live, now: AssessmentService.now(), unixNow: Self.unixNow())
-            metrics.auditChainOK = chainOK
+            observeNow(&metrics)
         }
+    }
+
+    /// The live session and the audit log's state, into `metrics`.
+    private func observeNow(_ metrics: inout SeatMetrics) {
+        metrics.observe(desk.invigilator.liveSession, now: AssessmentService.now(), unixNow: Self.unixNow())
+        metrics.auditChainOK = audit.chainVerifiedAtStart && audit.problem == nil
     }
 
     /// Status for `carrelctl status`.
