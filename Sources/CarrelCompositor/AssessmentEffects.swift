@@ -100,6 +100,7 @@ extension AssessmentService {
         let (name, reason, message) = event.parts
         server.audit.transition(name, session: id, subject: client.map(server.auditSubject), reason: reason, detail: message)
         if case .interrupted(let why, _) = event { server.attestor.noteInterruption(why, session: id) }
+        server.updateMetrics { $0.record(event, session: id) }
         if event.isTerminal {
             server.attestor.forget(id)
             logger.notice("audit: \(id) \(name); chain head \(server.audit.head) at seq \(server.audit.seq)")

@@ -251,7 +251,7 @@ final class AssessmentService {
     // MARK: - Administrator (carrelctl)
 
     /// The `status` report: the session with its owner's pid and role.
-    func controlStatus(mode: String, clients: [Role: Int]) -> ControlStatus {
+    func controlStatus(mode: String, clients: [Role: Int], metrics: ControlStatus.Metrics?) -> ControlStatus {
         let invigilator = server.desk.invigilator
         return ControlStatus(mode: mode, invigilator: invigilator, now: Self.now(), owner: { [self] owner in
             // A session Carrel began itself (--assessment, Guided Access) has no resource.
@@ -262,7 +262,7 @@ final class AssessmentService {
             var pid: pid_t = 0
             wl_client_get_credentials(client, &pid, nil, nil)
             return (pid, server.role(of: client))
-        }, clients: clients)
+        }, clients: clients, metrics: metrics)
     }
 
     static func now() -> Instant {

@@ -50,6 +50,7 @@ extension Server {
     func blocked(_ kind: String, client: OpaquePointer?, _ detail: String) {
         audit.blocked(kind, subject: client.map(auditSubject), session: restrictionsSession, detail: detail)
         attestor.countBlocked(kind, session: restrictionsSession)
+        updateMetrics { $0.blocked(kind) }
     }
 
     /// The session whose restrictions are up, if any.

@@ -31,6 +31,12 @@ final class AuditLog {
     private let logger: Logger
     /// Why the log can no longer be trusted to hold everything, if so.
     private(set) var problem: String?
+    /// The whole file's chain verified when Carrel opened it (an empty or
+    /// new file verifies); false for a broken chain or a file too large to read.
+    private(set) var chainVerifiedAtStart = false
+
+    /// Logs beyond this are not read through at start (their chain counts as unverified).
+    static let verifyLimit = 64 * 1024 * 1024
 
     /// Opens (creating it and its directory, mode 0750, when missing) the log
     /// at `path` and resumes its chain. Throws with what to do when it cannot.
@@ -45,6 +51,7 @@ final class AuditLog {
         guard fd >= 0 else {
             throw CompositorError.configuration("cannot open the audit log \(path): \(SystemError.current); set [audit] path in the policy (or --audit-log PATH) to a file Carrel may write")
         }
+        chainVerifiedAtStart = Self.verify(path, logger: logger)
         let (last, torn) = Self.tail(of: path)
         chain = AuditChain(resumingAfter: last.map { Substring($0) })
         if torn {
@@ -188,6 +195,21 @@ final class AuditLog {
             if mkdir(built, 0o750) != 0 && errno != EEXIST {
                 throw CompositorError.configuration("cannot create the audit log's directory \(built): \(SystemError.current); create it, or set [audit] path (or --audit-log PATH) to a file Carrel may write")
             }
+        }
+    }
+
+    /// Whether the chain of the file at `path` verifies from its first line to its last.
+    private static func verify(_ path: String, logger: Logger) -> Bool {
+        switch BoundedFile.read(path, limit: verifyLimit, truncate: false) {
+        case .success(let bytes):
+            let report = AuditVerifier.verify(Substring(String(decoding: bytes, as: UTF8.self)))
+            if let broken = report.broken {
+                logger.warning("audit: \(path) does not verify at line \(broken.line): \(broken.reason); `carrelctl audit verify` shows it")
+            }
+            return report.isIntact
+        case .failure(let failure):
+            logger.warning("audit: could not verify \(path) at start (\(failure)); its chain is reported as unverified")
+            return false
         }
     }
 

@@ -37,11 +37,13 @@ extension Server {
             switch request {
             case .status:
                 return ControlResponse(ok: true, command: request.command,
-                                       status: assessment.controlStatus(mode: controlMode, clients: clientCounts()))
-            case .end(let reason):
-                return ControlResponse(ok: true, command: request.command, outcome: try administrativeEnd(reason: reason))
-            case .extend(let minutes):
-                return ControlResponse(ok: true, command: request.command, outcome: try extendTimeLimit(byMinutes: minutes))
+                                       status: assessment.controlStatus(mode: controlMode, clients: clientCounts(), metrics: metricsStatus))
+            case .end(let reason, let session):
+                return ControlResponse(ok: true, command: request.command,
+                                       outcome: try administrativeEnd(reason: reason, expecting: session.map(SessionID.init)))
+            case .extend(let minutes, let session):
+                return ControlResponse(ok: true, command: request.command,
+                                       outcome: try extendTimeLimit(byMinutes: minutes, expecting: session.map(SessionID.init)))
             case .lock:
                 return ControlResponse(ok: true, command: request.command, outcome: try guidedLock())
             case .unlock(let passcode):
@@ -55,15 +57,15 @@ extension Server {
     }
 
     /// `end --reason`: the live session hears `interrupted(administrative)`.
-    func administrativeEnd(reason: String) throws(ControlFailure) -> ControlOutcome {
-        let (result, effects) = decide { $0.administrativeEnd(reason: reason) }
+    func administrativeEnd(reason: String, expecting session: SessionID? = nil) throws(ControlFailure) -> ControlOutcome {
+        let (result, effects) = decide { $0.administrativeEnd(reason: reason, expecting: session) }
         carryOut(effects)
         return try result.get()
     }
 
     /// `extend MINUTES`: more time for the active session.
-    func extendTimeLimit(byMinutes minutes: Int) throws(ControlFailure) -> ControlOutcome {
-        let (result, effects) = decide { $0.extendTimeLimit(byMinutes: minutes, now: AssessmentService.now()) }
+    func extendTimeLimit(byMinutes minutes: Int, expecting session: SessionID? = nil) throws(ControlFailure) -> ControlOutcome {
+        let (result, effects) = decide { $0.extendTimeLimit(byMinutes: minutes, now: AssessmentService.now(), expecting: session) }
         carryOut(effects)
         return try result.get()
     }

@@ -24,6 +24,7 @@ extension Server {
         while let effect = queue.popFirst() {
             queue.append(contentsOf: perform(effect))
         }
+        updateMetrics()
     }
 
     private func perform(_ effect: DeskEffect) -> [DeskEffect] {

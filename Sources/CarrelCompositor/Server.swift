@@ -38,6 +38,8 @@ public final class Server {
     var environment: EnvironmentProbe!
     /// Signs statements about sessions for exam servers (the policy's key).
     private(set) var attestor: Attestor!
+    /// `carrel.prom` for node-exporter, when the policy's `[metrics]` asks for it.
+    var metricsFile: MetricsTextfile?
     var auditWatch: OpaquePointer?
     /// The client of the last selection or drag request, so that a refusal
     /// (reported by wlroots without its client) can name it.
@@ -240,6 +242,7 @@ public final class Server {
         installSignalHandlers()
         audit.record(AuditEvent.started, detail: auditStartDetail, sync: true)
         logger.notice("audit log \(audit.path) (run \(audit.run)); \(environment.virtualMachine.summary)")
+        startMetrics()
         controlSocket = try openControlSocket()
         if OutputHotplugHook.isEnabled {
             hotplugHook = OutputHotplugHook(display: display, backend: backend)
@@ -356,6 +359,9 @@ public final class Server {
         // After the clients: their sessions' last records and pending counts
         // come before `stopped`.
         audit?.close(detail: "carrel pid \(getpid()) stopping with status \(exitStatus)")
+        updateMetrics()
+        metricsFile?.close()
+        metricsFile = nil
         if let auditWatch { wl_protocol_logger_destroy(auditWatch) }
         auditWatch = nil
         for decoration in decorations { decoration.detach() }

@@ -17,7 +17,7 @@ struct PolicyReader {
 
     static let tables = ["assessment", "participants", "input_method", "on_screen_keyboard", "capture", "emergency", "outputs",
                          "kiosk", "app_lock", "guided_access", "control", "providers", "preconditions", "audit", "attestation",
-                         "magnifier"]
+                         "magnifier", "metrics"]
     static let minutes = 1...1440
     static let participantIDLength = 1...32
 
@@ -68,6 +68,9 @@ struct PolicyReader {
         }
         if let t = section(root, ["audit"], keys: ["path"]) {
             readAudit(t, into: &policy.audit)
+        }
+        if let t = section(root, ["metrics"], keys: ["textfile_dir"]) {
+            readMetrics(t, into: &policy.metrics)
         }
         if let t = section(root, ["attestation"], keys: ["key"]) {
             readAttestation(t, into: &policy.attestation)
@@ -325,6 +328,16 @@ struct PolicyReader {
             } else {
                 problem(path + ["path"], "must be an absolute path of a file (no . or .. parts, no trailing /), e.g. \"\(AuditPolicy.defaultPath)\", got \(Self.quoted(file))")
             }
+        }
+    }
+
+    private mutating func readMetrics(_ t: TOMLTable, into metrics: inout MetricsPolicy) {
+        let path = ["metrics", "textfile_dir"]
+        guard let directory = string(t, path, expected: "an absolute path") else { return }
+        if Self.isCanonicalAbsolutePath(directory) && directory != "/" {
+            metrics.textfileDirectory = directory
+        } else {
+            problem(path, "must be the absolute path of node-exporter's textfile directory (no . or .. parts, no trailing /), e.g. \"\(MetricsPolicy.debianTextfileDirectory)\", got \(Self.quoted(directory))")
         }
     }
 

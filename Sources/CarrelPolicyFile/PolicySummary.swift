@@ -29,6 +29,7 @@ extension Policy {
             preconditions.refuseVirtualMachine ? "virtual machines refused" : "virtual machines reported",
             "audit log \(audit.path)",
             attestation.keyPath.map { "attestation key \($0)" } ?? "no attestation key",
+            metrics.textfileDirectory.map { "metrics in \($0)" } ?? "no metrics",
         ].joined(separator: "; ")
     }
 }

@@ -22,7 +22,8 @@ struct CarrelCtl: ParsableCommand {
         chain is broken and 66 when the log cannot be read; `attest verify` has exit statuses of its own (see its help).
         """,
         version: "0.1.0",
-        subcommands: [Status.self, End.self, Extend.self, Lock.self, Unlock.self, Reload.self, Audit.self, Attest.self]
+        subcommands: [Status.self, End.self, Extend.self, Lock.self, Unlock.self, Reload.self, Audit.self, Attest.self,
+                      SSHCommand.self]
     )
 
     /// Also accepted before the command (`carrelctl --json status`).
@@ -74,10 +75,7 @@ extension CarrelCtl {
             case .success(let valid): reason = valid
             case .failure(let failure): throw client.fail(failure, status: ExitStatus.usage)
             }
-            try client.perform(.end(reason: reason)) { response in
-                guard let outcome = response.outcome else { return "done" }
-                return "session \(outcome.session) interrupted (administrative): \(outcome.message ?? reason)"
-            }
+            try client.perform(.end(reason: reason)) { response in Report.ended(response, reason: reason) }
         }
     }
 
@@ -98,10 +96,7 @@ extension CarrelCtl {
             if case .failure(let failure) = ControlRequest.validateMinutes(value) {
                 throw client.fail(failure, status: ExitStatus.usage)
             }
-            try client.perform(.extend(minutes: value)) { response in
-                guard let outcome = response.outcome else { return "done" }
-                return "session \(outcome.session) extended by \(outcome.addedSeconds ?? 0) s: time limit \(outcome.timeLimitSeconds ?? 0) s, \(outcome.timeLeftSeconds ?? 0) s left"
-            }
+            try client.perform(.extend(minutes: value)) { response in Report.extended(response) }
         }
     }
 }

@@ -105,6 +105,16 @@ struct ControlClient {
 
 /// Human-readable reports.
 enum Report {
+    static func ended(_ response: ControlResponse, reason: String) -> String {
+        guard let outcome = response.outcome else { return "done" }
+        return "session \(outcome.session) interrupted (administrative): \(outcome.message ?? reason)"
+    }
+
+    static func extended(_ response: ControlResponse) -> String {
+        guard let outcome = response.outcome else { return "done" }
+        return "session \(outcome.session) extended by \(outcome.addedSeconds ?? 0) s: time limit \(outcome.timeLimitSeconds ?? 0) s, \(outcome.timeLeftSeconds ?? 0) s left"
+    }
+
     static func status(_ status: ControlStatus) -> String {
         var lines = ["mode: \(status.mode)", "session: \(status.state)"]
         if let session = status.session {
@@ -129,6 +139,9 @@ enum Report {
         }
         let clients = status.clients.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         lines.append("clients: \(clients)")
+        if let metrics = status.metrics {
+            lines.append("metrics: \(metrics.textfile)" + (metrics.problem.map { " NOT WRITTEN: \($0)" } ?? ""))
+        }
         return lines.joined(separator: "\n")
     }
 }

@@ -92,6 +92,22 @@ struct ControlTests {
 
     // MARK: - Status
 
+    @Test("status carries the metrics file and its problem: null when off, null problem when written")
+    func statusMetrics() {
+        let off = ControlStatus(mode: "standard", invigilator: Invigilator(), now: t0, owner: { _ in (nil, nil) }, clients: [:])
+        #expect(off.metrics == nil)
+        #expect(ControlResponse(ok: true, command: "status", status: off).line.contains(#""metrics":null"#))
+        let written = ControlStatus(mode: "standard", invigilator: Invigilator(), now: t0, owner: { _ in (nil, nil) }, clients: [:],
+                                    metrics: .init(textfile: "/var/lib/prometheus/node-exporter/carrel.prom", problem: nil))
+        let line = ControlResponse(ok: true, command: "status", status: written).line
+        #expect(line.contains(#""metrics":{"problem":null,"textfile":"/var/lib/prometheus/node-exporter/carrel.prom"}"#), "\(line)")
+        let failing = ControlStatus(mode: "standard", invigilator: Invigilator(), now: t0, owner: { _ in (nil, nil) }, clients: [:],
+                                    metrics: .init(textfile: "/x/carrel.prom", problem: "cannot write /x/carrel.prom: Not a directory"))
+        let response = ControlResponse(ok: true, command: "status", status: failing)
+        #expect(ControlResponse.parse(Array(response.line.utf8)) == response)
+    }
+
+
     @Test("status without a session: state none, no restrictions, every role counted")
     func statusWithoutSession() {
         let status = ControlStatus(mode: "standard", invigilator: Invigilator(), now: t0,

@@ -71,3 +71,15 @@ struct PolicyReloadTests {
         #expect(reload.policy.session.defaultTimeLimit == 600)
     }
 }
+
+@Suite("Policy reload of [metrics]")
+struct MetricsPolicyReloadTests {
+    @Test("a new metrics directory waits for a restart and the running one stays")
+    func metricsNeedRestart() {
+        var file = Policy.builtIn
+        file.metrics.textfileDirectory = "/var/lib/prometheus/node-exporter"
+        let reload = PolicyReload(running: .builtIn, file: file)
+        #expect(reload.needRestart == ["metrics"])
+        #expect(reload.policy.metrics.textfileDirectory == nil)
+    }
+}

@@ -84,6 +84,7 @@ let builtInKeys: [BuiltInKey] = [
     BuiltInKey("preconditions.virtual_machine", .notMostRestrictive) { builtIn.preconditions.refuseVirtualMachine == false },
     BuiltInKey("audit.path", .notARestriction) { builtIn.audit.path == "/var/log/carrel/audit.jsonl" },
     BuiltInKey("attestation.key", .notARestriction) { builtIn.attestation.keyPath == nil },
+    BuiltInKey("metrics.textfile_dir", .notARestriction) { builtIn.metrics.textfileDirectory == nil },
     BuiltInKey("magnifier.zoom_in", .notARestriction) { builtIn.magnifier.zoomIn == KeyCombination(modifiers: [.logo, .alt], keyName: "equal") },
     BuiltInKey("magnifier.zoom_out", .notARestriction) { builtIn.magnifier.zoomOut == KeyCombination(modifiers: [.logo, .alt], keyName: "minus") },
     BuiltInKey("magnifier.zoom_off", .notARestriction) { builtIn.magnifier.zoomOff == KeyCombination(modifiers: [.logo, .alt], keyName: "0") },

@@ -403,3 +403,36 @@ struct AttestationPolicyFileTests {
         }
     }
 }
+
+@Suite("[metrics] in the policy")
+struct MetricsPolicyFileTests {
+    @Test("textfile_dir names node-exporter's directory; no table means no metrics")
+    func directory() throws {
+        #expect(try PolicyFile.parse("", file: "p.toml").metrics.textfileDirectory == nil)
+        #expect(Policy.builtIn.metrics.textfileDirectory == nil)
+        let policy = try PolicyFile.parse("[metrics]\ntextfile_dir = \"/var/lib/prometheus/node-exporter\"\n", file: "p.toml")
+        #expect(policy.metrics.textfileDirectory == "/var/lib/prometheus/node-exporter")
+        #expect(policy.summary.contains("metrics in /var/lib/prometheus/node-exporter"))
+    }
+
+    @Test("a relative path, a trailing slash or an unknown key is a problem with its key, line and an example")
+    func problems() {
+        let cases = [
+            ("[metrics]\ntextfile_dir = \"prom\"\n", "metrics.textfile_dir", "got \"prom\""),
+            ("[metrics]\ntextfile_dir = \"/var/lib/prometheus/\"\n", "metrics.textfile_dir", "no trailing /"),
+            ("[metrics]\ntextfile_dir = 3\n", "metrics.textfile_dir", "absolute path"),
+            ("[metrics]\nlisten = \":9100\"\n", "metrics.listen", "textfile_dir"),
+        ]
+        for (text, key, says) in cases {
+            do {
+                _ = try PolicyFile.parse(text, file: "p.toml")
+                Issue.record("accepted: \(text)")
+            } catch {
+                #expect(error.problems.count == 1, "\(error.problems)")
+                #expect(error.problems.first?.key == key, "\(error.problems)")
+                #expect(error.problems.first?.line == 2, "\(error.problems)")
+                #expect(error.problems.first.map { "\($0)".contains(says) } == true, "\(error.problems)")
+            }
+        }
+    }
+}

@@ -7,6 +7,7 @@ import FoundationEssentials
 /// {"command":"status"}
 /// {"command":"end","reason":"fire alarm"}
 /// {"command":"extend","minutes":15}
+/// {"command":"extend","minutes":15,"session":3}
 /// {"command":"lock"}
 /// {"command":"unlock","passcode":"..."}
 /// ```
@@ -18,10 +19,11 @@ public enum ControlRequest: Sendable, Hashable {
     /// Report the mode, the session and the clients.
     case status
     /// Interrupt the live session: the app hears `interrupted(administrative)`
-    /// with `reason` as the message.
-    case end(reason: String)
-    /// Add `minutes` to the active session's time limit.
-    case extend(minutes: Int)
+    /// with `reason` as the message. `session`: only if it is still that one.
+    case end(reason: String, session: UInt64? = nil)
+    /// Add `minutes` to the active session's time limit. `session`: only if
+    /// it is still that one.
+    case extend(minutes: Int, session: UInt64? = nil)
     /// Guided Access: pin the app's topmost window in a session begun on
     /// its behalf, without its cooperation.
     case lock
@@ -55,8 +57,12 @@ public enum ControlRequest: Sendable, Hashable {
         var wire = Wire(command: command)
         switch self {
         case .status: break
-        case .end(let reason): wire.reason = reason
-        case .extend(let minutes): wire.minutes = minutes
+        case .end(let reason, let session):
+            wire.reason = reason
+            wire.session = session
+        case .extend(let minutes, let session):
+            wire.minutes = minutes
+            wire.session = session
         case .lock: break
         case .unlock(let passcode): wire.passcode = passcode
         case .reload: break
@@ -86,12 +92,12 @@ public enum ControlRequest: Sendable, Hashable {
             guard let reason = wire.reason else {
                 return .failure(ControlFailure(.badRequest, "end needs a \"reason\": the message the exam app is shown"))
             }
-            return validateReason(reason).map { .end(reason: $0) }
+            return validateReason(reason).map { .end(reason: $0, session: wire.session) }
         case "extend":
             guard let minutes = wire.minutes else {
                 return .failure(ControlFailure(.badRequest, "extend needs \"minutes\", a whole number from \(minutesRange.lowerBound) to \(minutesRange.upperBound)"))
             }
-            return validateMinutes(minutes).map { .extend(minutes: $0) }
+            return validateMinutes(minutes).map { .extend(minutes: $0, session: wire.session) }
         case "lock":
             return .success(.lock)
         case "reload":
@@ -148,5 +154,7 @@ public enum ControlRequest: Sendable, Hashable {
         var reason: String?
         var minutes: Int?
         var passcode: String?
+        /// `end` and `extend`: act only if this is still the live session.
+        var session: UInt64?
     }
 }

@@ -13,6 +13,9 @@ public enum ControlFailureCode: String, Sendable, Hashable, Codable {
     case noSession = "no_session"
     /// The session is not in a state the command applies to.
     case wrongState = "wrong_state"
+    /// `end` or `extend` named a session that is not the live one (it
+    /// ended, or another began): nothing was done.
+    case sessionChanged = "session_changed"
     /// The command would go beyond what the policy allows.
     case aboveMaximum = "above_maximum"
     /// Guided Access is off: the policy has no `guided_access.passcode_hash`.

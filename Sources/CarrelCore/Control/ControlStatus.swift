@@ -12,6 +12,30 @@ public struct ControlStatus: Sendable, Hashable, Codable {
     public var restrictions: Restrictions?
     /// Connected Wayland clients per role ("app", "participant", "untrusted").
     public var clients: [String: Int]
+    /// The metrics text file (`[metrics]`); nil when the policy asks for none.
+    public var metrics: Metrics?
+
+    /// Where the seat's metrics go and whether the last write reached them.
+    public struct Metrics: Sendable, Hashable, Codable {
+        /// The file node-exporter reads, e.g. /var/lib/prometheus/node-exporter/carrel.prom.
+        public var textfile: String
+        /// Why the last write failed (and what to do), nil when it succeeded.
+        public var problem: String?
+
+        public init(textfile: String, problem: String?) {
+            self.textfile = textfile
+            self.problem = problem
+        }
+
+        private enum CodingKeys: String, CodingKey { case textfile, problem }
+
+        /// `problem` is `null` when there is none, never missing.
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(textfile, forKey: .textfile)
+            try container.encode(problem, forKey: .problem)
+        }
+    }
 
     public struct Session: Sendable, Hashable, Codable {
         /// The session's number, as in Carrel's log ("session 3").
@@ -91,8 +115,9 @@ public struct ControlStatus: Sendable, Hashable, Codable {
     /// counts connections by role.
     public init(mode: String, invigilator: Invigilator, now: Instant,
                 owner: (ClientID) -> (pid: Int32?, role: Role?),
-                clients: [Role: Int]) {
+                clients: [Role: Int], metrics: Metrics? = nil) {
         self.mode = mode
+        self.metrics = metrics
         let live = invigilator.liveSession
         state = Self.state(of: live?.phase)
         session = live.map { record in
@@ -115,7 +140,7 @@ public struct ControlStatus: Sendable, Hashable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case mode, state, session, restrictions, clients
+        case mode, state, session, restrictions, clients, metrics
     }
 
     /// Every key is always present: no session or no restrictions is `null`.
@@ -126,6 +151,7 @@ public struct ControlStatus: Sendable, Hashable, Codable {
         try container.encode(session, forKey: .session)
         try container.encode(restrictions, forKey: .restrictions)
         try container.encode(clients, forKey: .clients)
+        try container.encode(metrics, forKey: .metrics)
     }
 
     /// The coarse state an administrator sees for the live session's phase.

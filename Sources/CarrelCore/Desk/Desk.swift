@@ -514,9 +514,9 @@ public struct Desk: Sendable {
     // MARK: - The administrator (carrelctl)
 
     /// `end --reason`.
-    public mutating func administrativeEnd(reason: String) -> (Result<ControlOutcome, ControlFailure>, [DeskEffect]) {
+    public mutating func administrativeEnd(reason: String, expecting expected: SessionID? = nil) -> (Result<ControlOutcome, ControlFailure>, [DeskEffect]) {
         do throws(ControlFailure) {
-            let (outcome, effects) = try invigilator.administrativeEnd(reason: reason)
+            let (outcome, effects) = try invigilator.administrativeEnd(reason: reason, expecting: expected)
             return (.success(outcome), run(effects))
         } catch {
             return (.failure(error), [])
@@ -524,9 +524,9 @@ public struct Desk: Sendable {
     }
 
     /// `extend MINUTES`.
-    public mutating func extendTimeLimit(byMinutes minutes: Int, now: Instant) -> (Result<ControlOutcome, ControlFailure>, [DeskEffect]) {
+    public mutating func extendTimeLimit(byMinutes minutes: Int, now: Instant, expecting expected: SessionID? = nil) -> (Result<ControlOutcome, ControlFailure>, [DeskEffect]) {
         do throws(ControlFailure) {
-            let (outcome, effects) = try invigilator.extendTimeLimit(byMinutes: minutes, now: now)
+            let (outcome, effects) = try invigilator.extendTimeLimit(byMinutes: minutes, now: now, expecting: expected)
             return (.success(outcome), run(effects))
         } catch {
             return (.failure(error), [])

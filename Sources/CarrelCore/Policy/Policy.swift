@@ -36,6 +36,8 @@ public struct Policy: Sendable, Equatable {
     public var attestation: AttestationPolicy
     /// The magnifier's keys (`[magnifier]`), working only in sessions that allow it.
     public var magnifier: MagnifierPolicy
+    /// `[metrics]`: the seat's state for Prometheus' node-exporter, if wanted.
+    public var metrics: MetricsPolicy = MetricsPolicy()
 
     public init(
         session: SessionPolicy = SessionPolicy(),
@@ -325,6 +327,21 @@ public struct AuditPolicy: Sendable, Equatable {
 
     public init(path: String = AuditPolicy.defaultPath) {
         self.path = path
+    }
+}
+
+/// `[metrics]`: the seat's session state and blocked attempts as a
+/// Prometheus text file, for node-exporter's textfile collector to serve.
+/// Carrel itself never listens on the network.
+public struct MetricsPolicy: Sendable, Equatable {
+    /// The directory `carrel.prom` is written to; nil (the default): none.
+    public var textfileDirectory: String?
+
+    /// Where Debian's prometheus-node-exporter reads text files from.
+    public static let debianTextfileDirectory = "/var/lib/prometheus/node-exporter"
+
+    public init(textfileDirectory: String? = nil) {
+        self.textfileDirectory = textfileDirectory
     }
 }
 

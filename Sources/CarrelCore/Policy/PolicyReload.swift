@@ -54,6 +54,8 @@ public struct PolicyReload: Sendable, Equatable {
         keep("audit", \.audit)
         // The attestation key is read once, at start.
         keep("attestation", \.attestation)
+        // The metrics file is opened once, at start.
+        keep("metrics", \.metrics)
 
         policy = merged
         self.applied = applied.sorted()

@@ -348,10 +348,19 @@ public struct Invigilator: Sendable {
 
     // MARK: - Requests from the administrator (carrelctl)
 
+    /// Compare-and-set for an administrator who read `status` a while ago
+    /// (an SSH forced command): `command` acts only on the session `expected`
+    /// names, never on one that began since.
+    private func check(_ expected: SessionID?, for command: String) throws(ControlFailure) {
+        guard let expected, expected != liveSessionID else { return }
+        let now = liveSessionID.map { "\($0) is live now" } ?? "no session is live now"
+        throw ControlFailure(.sessionChanged, "\(command) was for \(expected), but \(now); nothing was done — check status and try again with the live session's id")
+    }
+
     /// `carrelctl end --reason TEXT`: the live session hears
     /// `interrupted(administrative)` with `reason` (or fails with `cancelled`
     /// if it has not begun). Throws when there is no session to end.
-    public mutating func administrativeEnd(reason text: String) throws(ControlFailure)
+    public mutating func administrativeEnd(reason text: String, expecting expected: SessionID? = nil) throws(ControlFailure)
         -> (outcome: ControlOutcome, effects: [SessionEffect])
     {
         let reason: String
@@ -359,6 +368,7 @@ public struct Invigilator: Sendable {
         case .success(let valid): reason = valid
         case .failure(let failure): throw failure
         }
+        try check(expected, for: "end")
         guard let live = liveSession else {
             throw ControlFailure(.noSession, "no session is pending or active; there is nothing to end")
         }
@@ -367,10 +377,11 @@ public struct Invigilator: Sendable {
 
     /// `carrelctl extend MINUTES`: adds time to the active session's limit
     /// and re-arms its timer. All or nothing: a refusal changes nothing.
-    public mutating func extendTimeLimit(byMinutes minutes: Int, now: Instant) throws(ControlFailure)
+    public mutating func extendTimeLimit(byMinutes minutes: Int, now: Instant, expecting expected: SessionID? = nil) throws(ControlFailure)
         -> (outcome: ControlOutcome, effects: [SessionEffect])
     {
         if case .failure(let failure) = ControlRequest.validateMinutes(minutes) { throw failure }
+        try check(expected, for: "extend")
         guard var record = liveSession else {
             throw ControlFailure(.noSession, "no session is pending or active; there is nothing to extend")
         }

@@ -1,0 +1,181 @@
+/// What one seat tells the room's Prometheus: its session state, when it
+/// entered it, the time limit's deadline, and counters of blocked attempts,
+/// interruptions and sessions since Carrel started. Fed by the session the
+/// Invigilator holds live, the events sent on sessions and the blocked
+/// attempts the audit log records; rendered in Prometheus' text exposition
+/// format for node-exporter's textfile collector.
+///
+/// Every label is a closed set (states, audit kinds, interruption reasons,
+/// outcomes): no session id, name or free text reaches a metric, so the
+/// room's time series stay few and say nothing about who sits where.
+public struct SeatMetrics: Sendable, Equatable {
+    /// The seat's state, as an invigilator's board shows it.
+    public enum State: String, CaseIterable, Sendable {
+        /// No session is pending or begun.
+        case idle
+        /// `begin` accepted; restrictions going up, waiting for `began`.
+        case pending
+        /// `began` sent: the exam is running.
+        case active
+        /// Interrupted by something that needs a person: a restriction
+        /// stopped holding, an administrator, or an unknown cause.
+        case interrupted
+        /// Interrupted because the session is over (time limit, Carrel
+        /// stopping); restrictions hold until the app ends it. Kept apart
+        /// from `interrupted` so a whole room reaching its time limit raises
+        /// no alert.
+        case ending
+
+        /// The state of a seat whose live session is in `phase` (nil: none).
+        public init(_ phase: SessionPhase?) {
+            switch phase {
+            case nil, .failed?, .ended?: self = .idle
+            case .restricting?, .awaitingConfirmation?, .awaitingPresentation?: self = .pending
+            case .active?: self = .active
+            case .interrupted(.timeLimit)?, .interrupted(.shutdown)?: self = .ending
+            case .interrupted?: self = .interrupted
+            }
+        }
+    }
+
+    /// How a session that was begun (or refused) came to an end.
+    public enum Outcome: String, CaseIterable, Sendable {
+        /// `ended` was sent: the app ended it.
+        case ended
+        /// `failed` was sent: refused at `begin`, or failed before `began`.
+        case failed
+        /// Its client destroyed it or disconnected while it was live.
+        case destroyed
+    }
+
+    /// Carrel's version, the one free-text label (it comes from the build).
+    public let version: String
+    public private(set) var state: State = .idle
+    /// Seconds since the Unix epoch when the seat entered `state`.
+    public private(set) var stateSince: Int64
+    /// Seconds since the Unix epoch when the time limit passes; nil while no limit runs.
+    public private(set) var deadline: Int64?
+    public private(set) var blockedAttempts: [String: UInt64]
+    public private(set) var interruptions: [InterruptionReason: UInt64]
+    public private(set) var sessions: [Outcome: UInt64]
+    /// The audit log's chain verified when Carrel started and every write since succeeded.
+    public var auditChainOK: Bool
+
+    /// The live session last observed, and whether its last event was seen.
+    private var liveSession: SessionID?
+    private var liveSessionAnswered = false
+    /// The monotonic deadline `deadline` was converted from.
+    private var deadlineInstant: Instant?
+
+    /// A seat with no session, as of `unixNow` (when Carrel started).
+    public init(version: String, unixNow: Int64, auditChainOK: Bool) {
+        self.version = version
+        stateSince = unixNow
+        self.auditChainOK = auditChainOK
+        blockedAttempts = Dictionary(uniqueKeysWithValues: AuditKind.all.map { ($0, 0) })
+        interruptions = Dictionary(uniqueKeysWithValues: InterruptionReason.allCases.map { ($0, 0) })
+        sessions = Dictionary(uniqueKeysWithValues: Outcome.allCases.map { ($0, 0) })
+    }
+
+    // MARK: - Feeding
+
+    /// The Invigilator's live session now (nil: none), with its phase and
+    /// the monotonic deadline of its time limit. `now` and `unixNow` are the
+    /// same moment on the monotonic and the wall clock.
+    public mutating func observe(live session: SessionID?, phase: SessionPhase?, timeLimitDeadline: Instant?,
+                                 now: Instant, unixNow: Int64) {
+        if let previous = liveSession, previous != session {
+            if !liveSessionAnswered { sessions[.destroyed, default: 0] += 1 }
+            liveSession = nil
+        }
+        if let session, liveSession != session {
+            liveSession = session
+            liveSessionAnswered = false
+        }
+        let new = State(session == nil ? nil : phase)
+        if new != state {
+            state = new
+            stateSince = unixNow
+        }
+        if timeLimitDeadline != deadlineInstant {
+            deadlineInstant = timeLimitDeadline
+            // Converted once per deadline, so the wall-clock value does not
+            // wobble by a rounding second from one observation to the next.
+            deadline = timeLimitDeadline.map { instant in
+                let left = instant.duration(since: now).wholeMilliseconds
+                let late = now.duration(since: instant).wholeMilliseconds
+                return unixNow + (left > 0 ? (left + 500) / 1000 : -((late + 500) / 1000))
+            }
+        }
+    }
+
+    /// Convenience for the Invigilator's record of the live session.
+    public mutating func observe(_ live: SessionRecord?, now: Instant, unixNow: Int64) {
+        observe(live: live?.id, phase: live?.phase, timeLimitDeadline: live?.timeLimitDeadline, now: now, unixNow: unixNow)
+    }
+
+    /// `event` was sent on `session`.
+    public mutating func record(_ event: SessionEvent, session: SessionID) {
+        switch event {
+        case .interrupted(let reason, _): interruptions[reason, default: 0] += 1
+        case .ended: sessions[.ended, default: 0] += 1
+        case .failed: sessions[.failed, default: 0] += 1
+        case .began, .updated, .updateFailed: break
+        }
+        if event.isTerminal && session == liveSession { liveSessionAnswered = true }
+    }
+
+    /// A blocked attempt of `kind` (one of `AuditKind.all`) was recorded.
+    public mutating func blocked(_ kind: String) {
+        blockedAttempts[kind, default: 0] += 1
+    }
+
+    // MARK: - Rendering
+
+    /// The file node-exporter serves: Prometheus' text exposition format
+    /// (version 0.0.4), every series present from the start so that
+    /// `increase()` sees the first attempt.
+    public var exposition: String {
+        var text = ""
+        func family(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: String)]) {
+            text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+            for sample in samples { text += "\(name)\(sample.labels) \(sample.value)\n" }
+        }
+        family("carrel_build_info", "gauge", "Carrel's version on this seat; always 1.",
+               [("{version=\"\(Self.escaped(version))\"}", "1")])
+        family("carrel_session_state", "gauge", "The seat's session state: 1 for the current state, 0 for the others.",
+               State.allCases.map { ("{state=\"\($0.rawValue)\"}", $0 == state ? "1" : "0") })
+        family("carrel_session_state_since_seconds", "gauge", "When the seat entered its current state, in seconds since the Unix epoch.",
+               [("", String(stateSince))])
+        family("carrel_session_deadline_seconds", "gauge", "When the session's time limit passes, in seconds since the Unix epoch; 0 when no time limit runs.",
+               [("", String(deadline ?? 0))])
+        family("carrel_blocked_attempts_total", "counter", "Attempts to get around a session's restrictions that Carrel blocked, by kind.",
+               Self.ordered(blockedAttempts, AuditKind.all + blockedAttempts.keys.filter { !AuditKind.all.contains($0) }.sorted())
+                   .map { ("{kind=\"\(Self.escaped($0.key))\"}", String($0.value)) })
+        family("carrel_interruptions_total", "counter", "Sessions interrupted, by cause.",
+               InterruptionReason.allCases.map { ("{cause=\"\($0.protocolName)\"}", String(interruptions[$0] ?? 0)) })
+        family("carrel_sessions_total", "counter", "Sessions that came to an end (or were refused), by outcome.",
+               Outcome.allCases.map { ("{outcome=\"\($0.rawValue)\"}", String(sessions[$0] ?? 0)) })
+        family("carrel_audit_chain_ok", "gauge", "1 when the audit log's chain verified at start and every write since succeeded, else 0.",
+               [("", auditChainOK ? "1" : "0")])
+        return text
+    }
+
+    private static func ordered(_ counts: [String: UInt64], _ keys: [String]) -> [(key: String, value: UInt64)] {
+        keys.map { ($0, counts[$0] ?? 0) }
+    }
+
+    /// A label value as the exposition format quotes it.
+    static func escaped(_ value: String) -> String {
+        var out = ""
+        for character in value {
+            switch character {
+            case "\\": out += "\\\\"
+            case "\"": out += "\\\""
+            case "\n": out += "\\n"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,74 @@
+import CarrelCore
+import Testing
+
+@Suite("SSH forced command")
+struct SSHForcedCommandTests {
+    func request(_ original: String?) -> Result<ControlRequest, ControlFailure> {
+        SSHForcedCommand.request(from: original)
+    }
+
+    @Test("status, extend and end with the session they mean become control requests")
+    func allowed() throws {
+        #expect(try request("status").get() == .status)
+        #expect(try request("extend 3 15").get() == .extend(minutes: 15, session: 3))
+        #expect(try request("  extend\t3   15 ").get() == .extend(minutes: 15, session: 3))
+        #expect(try request("end 3 fire alarm in hall B").get() == .end(reason: "fire alarm in hall B", session: 3))
+        // Nothing is a shell: quotes and semicolons are part of the reason.
+        #expect(try request("end 3 'over'; rm -rf /").get() == .end(reason: "'over'; rm -rf /", session: 3))
+        // The session travels to Carrel, which does the compare-and-set.
+        #expect(ControlRequest.extend(minutes: 15, session: 3).line == #"{"command":"extend","minutes":15,"session":3}"#)
+        #expect(try ControlRequest.parse(Array(ControlRequest.end(reason: "x", session: 9).line.utf8)).get() == .end(reason: "x", session: 9))
+    }
+
+    @Test("anything else is refused with what the key may run", arguments: [
+        (nil, ControlFailureCode.badRequest, "interactive login"),
+        ("", .badRequest, "empty"),
+        ("bash", .unknownCommand, "\"bash\" is not allowed"),
+        ("reload", .unknownCommand, "not allowed"),
+        ("unlock 1234", .unknownCommand, "not allowed"),
+        ("status now", .badArgument, "nothing after it"),
+        ("extend 15", .badArgument, "session and minutes"),
+        ("extend x 15", .badArgument, "not a session number"),
+        ("extend 3 lots", .badArgument, "not a whole number of minutes"),
+        ("extend 3 601", .badArgument, "600"),
+        ("end 3", .badArgument, "session and a reason"),
+        ("end -1 over", .badArgument, "not a session number"),
+    ] as [(String?, ControlFailureCode, String)])
+    func refused(original: String?, code: ControlFailureCode, says: String) {
+        guard case .failure(let failure) = request(original) else {
+            Issue.record("\(original ?? "nil") was accepted")
+            return
+        }
+        #expect(failure.code == code, "\(failure)")
+        #expect(failure.message.contains(says), "\(failure.message)")
+        #expect(failure.message.contains("status | extend SESSION MINUTES | end SESSION REASON")
+                || code == .badArgument && (says.contains("minutes") || says == "600"), "\(failure.message)")
+    }
+
+    @Test("end and extend for a session that is no longer live change nothing")
+    func compareAndSet() throws {
+        let t0 = Instant.seconds(100)
+        var invigilator = Invigilator(policy: SessionPolicy(defaultTimeLimit: 3600, maximumTimeLimit: 7200))
+        let id = SessionID(2)
+        _ = invigilator.begin(id, client: ClientID(7), role: .app, surface: .mappedToplevel, configuration: nil, now: t0)
+        _ = invigilator.restrictionsApplied(id, .applied, now: t0)
+        _ = invigilator.framePresented(id, now: t0)
+        let before = invigilator.sessions
+
+        #expect(throws: ControlFailure.self) { try invigilator.extendTimeLimit(byMinutes: 15, now: t0, expecting: SessionID(1)) }
+        do {
+            _ = try invigilator.administrativeEnd(reason: "over", expecting: SessionID(1))
+            Issue.record("ended a session it was not asked to")
+        } catch {
+            #expect(error.code == .sessionChanged)
+            #expect(error.message.contains("session 1") && error.message.contains("session 2 is live now"), "\(error.message)")
+        }
+        #expect(invigilator.sessions == before)
+
+        let (outcome, _) = try invigilator.extendTimeLimit(byMinutes: 15, now: t0, expecting: id)
+        #expect(outcome.session == 2 && outcome.timeLimitSeconds == 3600 + 900)
+        let (ended, _) = try invigilator.administrativeEnd(reason: "over", expecting: id)
+        #expect(ended.session == 2)
+        #expect(invigilator.liveSession?.phase == .interrupted(.administrative))
+    }
+}
