@@ -68,6 +68,8 @@ public final class Server {
     private var protocolGuards: [OpaquePointer] = []
     private var hotplugHook: OutputHotplugHook?
     private var app: AppProcess?
+    /// Apps of force-ended sessions in their grace period before SIGKILL.
+    var appStops: [AppStop] = []
     /// Single App Mode's relaunch timer, armed when Core says so.
     private var relaunchTimer: EventLoopTimer?
     /// Launches the app again (set once the app socket is open).
@@ -334,6 +336,8 @@ public final class Server {
     public func shutdown() {
         relaunchTimer?.cancel()
         relaunchTimer = nil
+        for stop in appStops { stop.cancel() }
+        appStops.removeAll()
         if let app {
             app.terminate(grace: 2.0)
             self.app = nil

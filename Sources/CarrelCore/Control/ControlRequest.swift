@@ -6,6 +6,7 @@ import FoundationEssentials
 /// ```
 /// {"command":"status"}
 /// {"command":"end","reason":"fire alarm"}
+/// {"command":"end","reason":"app hangs","force":true}
 /// {"command":"extend","minutes":15}
 /// {"command":"lock"}
 /// {"command":"unlock","passcode":"..."}
@@ -20,6 +21,12 @@ public enum ControlRequest: Sendable, Hashable {
     /// Interrupt the live session: the app hears `interrupted(administrative)`
     /// with `reason` as the message.
     case end(reason: String)
+    /// End the live session at once, whatever the app does: restrictions
+    /// come down, the app hears `interrupted(administrative)` with `reason`
+    /// (unless it already was interrupted) and then `ended`, and the
+    /// session's app is stopped (SIGTERM, then SIGKILL after
+    /// `forceEndGrace`). For an app that hangs while interrupted.
+    case forceEnd(reason: String)
     /// Add `minutes` to the active session's time limit.
     case extend(minutes: Int)
     /// Guided Access: pin the app's topmost window in a session begun on
@@ -38,11 +45,13 @@ public enum ControlRequest: Sendable, Hashable {
     public static let minutesRange = 1...600
     /// The longest passcode, in bytes of UTF-8.
     public static let maximumPasscodeLength = 1024
+    /// How long a force-ended session's app has between SIGTERM and SIGKILL.
+    public static let forceEndGrace: Duration = .seconds(5)
 
     public var command: String {
         switch self {
         case .status: return "status"
-        case .end: return "end"
+        case .end, .forceEnd: return "end"
         case .extend: return "extend"
         case .lock: return "lock"
         case .unlock: return "unlock"
@@ -56,6 +65,9 @@ public enum ControlRequest: Sendable, Hashable {
         switch self {
         case .status: break
         case .end(let reason): wire.reason = reason
+        case .forceEnd(let reason):
+            wire.reason = reason
+            wire.force = true
         case .extend(let minutes): wire.minutes = minutes
         case .lock: break
         case .unlock(let passcode): wire.passcode = passcode
@@ -86,7 +98,7 @@ public enum ControlRequest: Sendable, Hashable {
             guard let reason = wire.reason else {
                 return .failure(ControlFailure(.badRequest, "end needs a \"reason\": the message the exam app is shown"))
             }
-            return validateReason(reason).map { .end(reason: $0) }
+            return validateReason(reason).map { wire.force == true ? .forceEnd(reason: $0) : .end(reason: $0) }
         case "extend":
             guard let minutes = wire.minutes else {
                 return .failure(ControlFailure(.badRequest, "extend needs \"minutes\", a whole number from \(minutesRange.lowerBound) to \(minutesRange.upperBound)"))
@@ -148,5 +160,7 @@ public enum ControlRequest: Sendable, Hashable {
         var reason: String?
         var minutes: Int?
         var passcode: String?
+        /// Only `end`; absent (not false) on the wire unless set.
+        var force: Bool?
     }
 }

@@ -523,6 +523,22 @@ public struct Desk: Sendable {
         }
     }
 
+    /// `end --force --reason`: the session ends whatever its app does, and
+    /// the app that owned it is stopped: SIGTERM, then SIGKILL once `grace`
+    /// has passed (a hung app must not keep the machine).
+    public mutating func administrativeForceEnd(reason: String, grace: Duration = ControlRequest.forceEndGrace)
+        -> (Result<ControlOutcome, ControlFailure>, [DeskEffect])
+    {
+        do throws(ControlFailure) {
+            var (outcome, owner, effects) = try invigilator.administrativeForceEnd(reason: reason)
+            outcome.appStopGraceSeconds = UInt32(grace.components.seconds)
+            let stop = DeskEffect.stopApp(owner, grace: grace, why: "session \(outcome.session) force-ended by an administrator: \(outcome.message ?? reason)")
+            return (.success(outcome), run(effects) + [stop])
+        } catch {
+            return (.failure(error), [])
+        }
+    }
+
     /// `extend MINUTES`.
     public mutating func extendTimeLimit(byMinutes minutes: Int, now: Instant) -> (Result<ControlOutcome, ControlFailure>, [DeskEffect]) {
         do throws(ControlFailure) {

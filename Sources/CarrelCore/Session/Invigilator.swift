@@ -365,6 +365,37 @@ public struct Invigilator: Sendable {
         return (ControlOutcome(session: live.id.raw, message: reason), administrativeInterrupt(reason))
     }
 
+    /// `carrelctl end --force --reason TEXT`: the live session ends now,
+    /// without waiting for its app. A begun session hears
+    /// `interrupted(administrative)` with `reason` (unless it is already
+    /// interrupted, when the app had its warning) and then `ended`, once its
+    /// restrictions are reverted; a pending one fails with `cancelled`.
+    /// Stopping the app is the caller's (`Desk`). Throws when there is no
+    /// session to end.
+    public mutating func administrativeForceEnd(reason text: String) throws(ControlFailure)
+        -> (outcome: ControlOutcome, owner: ClientID, effects: [SessionEffect])
+    {
+        let reason: String
+        switch ControlRequest.validateReason(text) {
+        case .success(let valid): reason = valid
+        case .failure(let failure): throw failure
+        }
+        guard let live = liveSession else {
+            throw ControlFailure(.noSession, "no session is pending or active; there is nothing to end")
+        }
+        let outcome = ControlOutcome(session: live.id.raw, message: reason, forced: true)
+        if live.phase.isPending {
+            return (outcome, live.owner, release(live.id, answer: .failed(.cancelled, message: reason),
+                                                 why: "force-ended by an administrator before began: \(reason)"))
+        }
+        var effects: [SessionEffect] = []
+        if case .interrupted = live.phase {} else {
+            effects += interrupt(live.id, .administrative, message: reason)
+        }
+        effects += release(live.id, answer: .ended, why: "force-ended by an administrator: \(reason)")
+        return (outcome, live.owner, effects)
+    }
+
     /// `carrelctl extend MINUTES`: adds time to the active session's limit
     /// and re-arms its timer. All or nothing: a refusal changes nothing.
     public mutating func extendTimeLimit(byMinutes minutes: Int, now: Instant) throws(ControlFailure)

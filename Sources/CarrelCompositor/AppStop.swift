@@ -1,0 +1,81 @@
+import CarrelCore
+import CarrelSystem
+import Glibc
+
+/// Stopping the app that owned a force-ended session (`carrelctl end
+/// --force`): SIGTERM at once, SIGKILL when the grace period has passed and
+/// it is still there. Unlike `AppProcess.terminate` it never blocks the
+/// event loop, and it works for any client's process, not only the one
+/// Carrel launched: the owner may be a child of the app.
+///
+/// A pid alone could name another process by the time the grace period
+/// ends, so the process is recognised by its pid and its start time (field
+/// 22 of `/proc/PID/stat`); a process that is gone or not the same is left
+/// alone.
+final class AppStop {
+    let pid: pid_t
+    private let startTime: String
+    private var timer: EventLoopTimer?
+    private let record: (String) -> Void
+    /// Called once the stop is over (killed or found gone), so the owner can drop it.
+    var finished: ((AppStop) -> Void)?
+
+    /// Sends SIGTERM to `pid` and arms the SIGKILL; nil (with the reason
+    /// given to `record`) when there is no such process to stop.
+    init?(pid: pid_t, grace: Duration, loop: OpaquePointer, record: @escaping (String) -> Void) {
+        self.pid = pid
+        self.record = record
+        guard pid > 1, pid != getpid(), let startTime = Self.startTime(of: pid) else {
+            record("no process to stop: pid \(pid) is not a running process")
+            return nil
+        }
+        self.startTime = startTime
+        guard kill(pid, SIGTERM) == 0 else {
+            record("could not send SIGTERM to pid \(pid): \(SystemError.current)")
+            return nil
+        }
+        record("SIGTERM sent to pid \(pid); SIGKILL in \(grace.secondsText) if it is still running")
+        timer = EventLoopTimer(loop: loop) { [unowned self] in graceEnded(after: grace) }
+        guard let timer else {
+            // No timer: the app does not get its grace period, but it is stopped.
+            kill(pid, SIGKILL)
+            record("no timer for the grace period (out of resources): SIGKILL sent to pid \(pid) at once")
+            return
+        }
+        timer.arm(after: grace)
+    }
+
+    private func graceEnded(after grace: Duration) {
+        timer?.cancel()
+        timer = nil
+        if Self.startTime(of: pid) == startTime, !Self.isZombie(pid) {
+            kill(pid, SIGKILL)
+            record("pid \(pid) still running \(grace.secondsText) after SIGTERM: SIGKILL sent")
+        }
+        finished?(self)
+    }
+
+    /// Ends the wait without a SIGKILL (Carrel is stopping).
+    func cancel() {
+        timer?.cancel()
+        timer = nil
+    }
+
+    /// The process's start time in clock ticks since boot, as text; nil when
+    /// there is no such process.
+    static func startTime(of pid: pid_t) -> String? {
+        statFields(of: pid).flatMap { $0.count > 19 ? $0[19] : nil }
+    }
+
+    private static func isZombie(_ pid: pid_t) -> Bool {
+        statFields(of: pid)?.first == "Z"
+    }
+
+    /// The fields of `/proc/PID/stat` after the command name (which may hold
+    /// spaces and parentheses, so it is skipped up to the last ')'): state first.
+    private static func statFields(of pid: pid_t) -> [String]? {
+        guard let text = BoundedFile.text("/proc/\(pid)/stat", limit: 4096),
+              let close = text.lastIndex(of: ")") else { return nil }
+        return text[text.index(after: close)...].split(separator: " ").map(String.init)
+    }
+}

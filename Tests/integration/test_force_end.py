@@ -1,0 +1,101 @@
+"""`carrelctl end --force` against the real binary: an exam app that hangs.
+
+The session's app is the pywayland client of test_assessment.py on Carrel's
+app socket. It never ends its session on `interrupted` (it only reports the
+event), so it stands for an app that hangs; in one test it also ignores
+SIGTERM (started through `sh -c 'trap "" TERM; exec …'`: an ignored signal
+stays ignored across exec), so only SIGKILL after the grace period stops it.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+
+import carrel_harness as h
+from test_assessment import ADMINISTRATIVE, CLIENT, Driver, client_python, pywayland_protocols  # noqa: F401  (fixtures)
+from test_carrelctl import carrelctl, control_dir, ctl_world  # noqa: F401  (fixtures)
+
+GRACE = 5.0  # ControlRequest.forceEndGrace
+
+
+def hung_client(world, name: str, ignore_sigterm: bool) -> Driver:
+    """A client on the app socket like World.client, optionally deaf to SIGTERM."""
+    world.count += 1
+    label = f"{world.count}-{name}-app"
+    stderr_path = world.logdir / f"{label}.stderr"
+    transcript = world.logdir / f"{label}.transcript"
+    world.logs += [(f"client {label} transcript", transcript), (f"client {label} stderr", stderr_path)]
+    argv = [world.python, str(CLIENT)]
+    if ignore_sigterm:
+        argv = ["sh", "-c", 'trap "" TERM; exec "$0" "$@"', *argv]
+    with open(stderr_path, "wb") as err:
+        proc = world.procs.spawn(label, argv, env=world.env("app"), stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, stderr=err)
+    driver = Driver(label, proc, stderr_path, transcript)
+    driver.expect("ready", what="connected and globals listed")
+    driver.map()
+    driver.bind()
+    driver.send("config c ; time_limit c 600")
+    driver.begin(config="c")
+    driver.began()
+    return driver
+
+
+def app_stop_records(world) -> list[str]:
+    records = [json.loads(line) for line in world.carrel.audit_log.read_text().splitlines()]
+    return [r.get("detail", "") for r in records if r["event"] == "app_stop"]
+
+
+def test_force_end_of_an_app_that_ignores_interrupted_and_sigterm(ctl_world):
+    world, ctl = ctl_world
+    a = hung_client(world, "hung", ignore_sigterm=True)
+
+    # The polite way first: the app hears interrupted and does nothing.
+    assert ctl.run("end", "--reason", "fire alarm").returncode == 0
+    a.expect(rf"session s interrupted {ADMINISTRATIVE} fire alarm")
+    a.sync()
+    assert ctl.status()["state"] == "ending", "the app ignored interrupted, so the session stays"
+
+    started = time.monotonic()
+    outcome = ctl.json("end", "--reason", "app hangs", "--force")["outcome"]
+    assert outcome["forced"] is True and outcome["app_stop_grace_seconds"] == GRACE, outcome
+    assert outcome["message"] == "app hangs", outcome
+    # Already interrupted: it hears ended, not a second interrupted.
+    a.expect("session s ended", what="ended after end --force")
+    assert not a.matching(r"session s interrupted \d+ app hangs"), a.lines
+    status = ctl.status()
+    assert status["state"] == "none" and status["session"] is None and status["restrictions"] is None, status
+
+    # SIGTERM is ignored: it lives through the grace period, then SIGKILL.
+    assert h.wait_until(lambda: a.proc.poll() is not None, GRACE + 5), \
+        f"the hung app still runs {GRACE + 5}s after end --force\n{world.carrel.evidence()}"
+    took = time.monotonic() - started
+    assert a.proc.returncode == -signal.SIGKILL, f"the app ended with {a.proc.returncode}, not SIGKILL"
+    assert took >= GRACE - 0.5, f"killed after {took:.1f}s, before the {GRACE}s grace period"
+    steps = app_stop_records(world)
+    assert len(steps) == 2 and "SIGTERM sent" in steps[0] and "SIGKILL sent" in steps[1], steps
+    assert all("app hangs" in step for step in steps), steps
+    world.alive()
+
+
+def test_force_end_of_an_active_session_sends_interrupted_then_ended_and_sigterm_stops_the_app(ctl_world):
+    world, ctl = ctl_world
+    a = hung_client(world, "exam", ignore_sigterm=False)
+
+    r = ctl.run("end", "--reason", "exam over", "--force")
+    assert r.returncode == 0, r.stderr
+    assert "ended by force" in r.stdout and "SIGKILL after 5 s" in r.stdout, r.stdout
+    a.expect(rf"session s interrupted {ADMINISTRATIVE} exam over")
+    a.expect("session s ended", what="ended after interrupted")
+    assert h.wait_until(lambda: a.proc.poll() is not None, GRACE), "the app outlived SIGTERM"
+    assert a.proc.returncode == -signal.SIGTERM, a.proc.returncode
+    assert ctl.status()["state"] == "none"
+    steps = app_stop_records(world)
+    assert len(steps) == 1 and "SIGTERM sent" in steps[0], steps
+
+    # Nothing left to end.
+    assert ctl.json("end", "--reason", "again", "--force", expect=1)["error"]["code"] == "no_session"
+    world.alive()
