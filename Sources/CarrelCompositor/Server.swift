@@ -218,6 +218,8 @@ public final class Server {
             throw CompositorError.socket("no free wayland-N name in \(runtimeDirectory)")
         }
         publicSocketName = String(cString: socket)
+        let appUser = try options.appUser.map(AppUser.init(name:))
+        if let appUser { roles.appSocketOwner = (appUser.uid, appUser.gid) }
         let appSocket = try roles.openAppSocket(runtimeDirectory: runtimeDirectory)
         try startInputMethod(runtimeDirectory: runtimeDirectory)
         let providerHost = ProviderHost(policy: policy.providers, runtimeDirectory: runtimeDirectory,
@@ -252,7 +254,14 @@ public final class Server {
         if let fd = options.readyFD { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         if !options.app.isEmpty {
             let launch = { [unowned self] in
-                app = try providerHost.launch { try AppProcess.launch(options.app, appSocket: appSocket, logger: logger) }
+                app = try providerHost.launch {
+                    guard let appUser else { return try AppProcess.launch(options.app, appSocket: appSocket, logger: logger) }
+                    // The socket's private directory, which the app user owns.
+                    let directory = String(appSocket[..<(appSocket.lastIndex(of: "/") ?? appSocket.endIndex)])
+                    return try AppProcess.launch(appUser.wrap(options.app), connection: .socketPath(appSocket),
+                                                 environment: appUser.environment(runtimeDirectory: directory),
+                                                 logger: logger, label: "app (as \(appUser.name))", ownProcessGroup: false)
+                }
             }
             try launch()
             launchApp = launch
