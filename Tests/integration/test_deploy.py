@@ -327,3 +327,29 @@ def test_shipped_policy_fails_closed_without_what_its_providers_need(carrel, pro
     records = [json.loads(line) for line in w.carrel.audit_log.read_text().splitlines()]
     assert [r["reason"] for r in records if r["event"] == "provider_failed"] == ["apply"], records
     w.alive()
+
+
+def _rendered(value) -> str:
+    """A TOML value as docs/POLICY.md's built-in table writes it."""
+    if isinstance(value, bool):
+        return "`true`" if value else "`false`"
+    if isinstance(value, str):
+        return f'`"{value}"`'
+    return f"`{value}`"
+
+
+def test_readme_names_exactly_the_keys_where_the_shipped_policy_differs():
+    import re
+    import tomllib
+
+    shipped = tomllib.loads((h.REPO / "dist/policy.toml").read_text())
+    keys = {f"{table}.{key}": value for table, entries in shipped.items() for key, value in entries.items()}
+    built_in_section = (h.REPO / "docs/POLICY.md").read_text().split("## The built-in policy", 1)[1]
+    built_in = {m.group(1): m.group(2).strip() for m in
+                re.finditer(r"^\| `([a-z_.]+)` \| ([^|]+) \|", built_in_section, re.M)}
+    assert set(keys) <= set(built_in), f"keys the built-in table does not list: {set(keys) - set(built_in)}"
+    differing = {key for key, value in keys.items() if _rendered(value) != built_in[key]}
+    readme = (h.REPO / "README.md").read_text().split("## An exam machine", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| `([a-z_.]+)` \|", readme, re.M))
+    assert listed == differing, f"README lists {sorted(listed)}; the shipped policy differs in {sorted(differing)}"
+    assert differing >= {"providers.network", "providers.media", "control.group"}, differing
