@@ -353,3 +353,19 @@ def test_readme_names_exactly_the_keys_where_the_shipped_policy_differs():
     listed = set(re.findall(r"^\| `([a-z_.]+)` \|", readme, re.M))
     assert listed == differing, f"README lists {sorted(listed)}; the shipped policy differs in {sorted(differing)}"
     assert differing >= {"providers.network", "providers.media", "control.group"}, differing
+
+
+@pytest.mark.parametrize("user, says", [("carrel-no-such-user", "no such user"), ("root", "that is root")])
+def test_app_user_that_cannot_be_used_stops_carrel_at_start(carrel, tmp_path, user, says):
+    if os.geteuid() != 0:
+        pytest.skip("as root; unprivileged, --app-user is refused for that reason first")
+    marker = tmp_path / "ran"
+    c = carrel.start(app=["touch", str(marker)], args=["--app-user", user], wait_ready=False)
+    try:
+        status = c.proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"carrel kept running with --app-user {user}\n{c.evidence()}") from None
+    assert status != 0, c.evidence()
+    err = c.stderr_path.read_text(errors="replace")
+    assert f"--app-user {user}: {says}" in err, err[-3000:]
+    assert not marker.exists(), "the app ran although its user could not be used"
