@@ -25,8 +25,13 @@ final class AppStop {
     init?(pid: pid_t, grace: Duration, loop: OpaquePointer, record: @escaping (String) -> Void) {
         self.pid = pid
         self.record = record
-        guard pid > 1, pid != getpid(), let startTime = Self.startTime(of: pid) else {
-            record("no process to stop: pid \(pid) is not a running process")
+        guard pid > 1, pid != getpid() else {
+            // A client on a socket pair Carrel made shows Carrel's own pid.
+            record("no process to stop: the client's pid \(pid) is \(pid == getpid() ? "Carrel's own" : "not an app's")")
+            return nil
+        }
+        guard let startTime = Self.startTime(of: pid) else {
+            record("no process to stop: pid \(pid) is not running")
             return nil
         }
         self.startTime = startTime

@@ -61,7 +61,7 @@ public struct ControlOutcome: Sendable, Hashable, Codable {
     /// For `end --force`: the session ended, not just interrupted.
     public var forced: Bool?
     /// For `end --force`: seconds between SIGTERM and SIGKILL for the
-    /// session's app; nil when no process of it could be named.
+    /// session's app (what was sent is in the audit log, `app_stop`).
     public var appStopGraceSeconds: UInt32?
 
     public init(session: UInt64, message: String? = nil, addedSeconds: UInt32? = nil,
