@@ -10,6 +10,7 @@ stays ignored across exec), so only SIGKILL after the grace period stops it.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -99,3 +100,33 @@ def test_force_end_of_an_active_session_sends_interrupted_then_ended_and_sigterm
     # Nothing left to end.
     assert ctl.json("end", "--reason", "again", "--force", expect=1)["error"]["code"] == "no_session"
     world.alive()
+
+
+def test_force_end_in_single_app_mode_stops_the_launched_app_and_it_comes_back(
+        carrel, carrelctl, control_dir, logdir, logs, tmp_path):
+    """The launched app (the demo exam, sleeping in its session) is the one stopped; Single
+    App Mode relaunches it, and its next session begins."""
+    from test_carrelctl import Ctl
+    from test_demo_exam import demo_bin
+
+    script = tmp_path / "hang.script"
+    script.write_text("begin\nwait-began\nsleep 300\n")
+    path = control_dir / "ctl" / "control.sock"
+    c = carrel.start(app=[demo_bin(), "--script", script], args=["--kiosk", "--control-socket", str(path)])
+    ctl = Ctl(carrelctl, path, logdir, logs)
+
+    def active_session():
+        status = ctl.status()
+        return status["session"] if status["state"] == "active" else None
+    first = h.wait_until(active_session, 20, interval=0.2)
+    assert first, f"the demo exam's session never began\n{c.evidence()}"
+    pid = first["app"]["pid"]
+
+    outcome = ctl.json("end", "--reason", "exam app frozen", "--force")["outcome"]
+    assert outcome["session"] == first["id"] and outcome["forced"] is True, outcome
+    assert h.wait_until(lambda: not os.path.exists(f"/proc/{pid}"), GRACE + 3), \
+        f"the launched app (pid {pid}) still runs\n{c.evidence()}"
+    second = h.wait_until(lambda: (s := active_session()) and s["id"] != first["id"] and s, 20, interval=0.2)
+    assert second and second["app"]["pid"] != pid, f"Single App Mode did not bring the app back\n{c.evidence()}"
+    assert c.alive()
+    assert "SIGTERM sent to pid %d" % pid in c.stderr_path.read_text(errors="replace")
