@@ -48,12 +48,12 @@ struct ForceEndTests {
         #expect(invigilator.restrictionsInForce == nil)
     }
 
-    @Test("an interrupted session (the app ignored it) just ends: no second interrupted")
+    @Test("an interrupted session (the app ignored it) hears why it ends, then ended")
     func interruptedSessionEnds() throws {
         var invigilator = active()
         _ = try invigilator.administrativeEnd(reason: "fire alarm")
         let (_, _, effects) = try invigilator.administrativeForceEnd(reason: "app hangs")
-        #expect(effects.events(on: id) == [.ended])
+        #expect(effects.events(on: id) == [.interrupted(.administrative, message: "app hangs"), .ended])
         #expect(effects.contains(.revertRestrictions(id)))
         #expect(invigilator.session(id)?.phase == .ended)
     }

@@ -23,7 +23,7 @@ public enum ControlRequest: Sendable, Hashable {
     case end(reason: String)
     /// End the live session at once, whatever the app does: restrictions
     /// come down, the app hears `interrupted(administrative)` with `reason`
-    /// (unless it already was interrupted) and then `ended`, and the
+    /// (even if it already was interrupted) and then `ended`, and the
     /// session's app is stopped (SIGTERM, then SIGKILL after
     /// `forceEndGrace`). For an app that hangs while interrupted.
     case forceEnd(reason: String)

@@ -367,8 +367,8 @@ public struct Invigilator: Sendable {
 
     /// `carrelctl end --force --reason TEXT`: the live session ends now,
     /// without waiting for its app. A begun session hears
-    /// `interrupted(administrative)` with `reason` (unless it is already
-    /// interrupted, when the app had its warning) and then `ended`, once its
+    /// `interrupted(administrative)` with `reason` (again, if it already
+    /// was interrupted: this is why it ends) and then `ended`, once its
     /// restrictions are reverted; a pending one fails with `cancelled`.
     /// Stopping the app is the caller's (`Desk`). Throws when there is no
     /// session to end.
@@ -388,10 +388,7 @@ public struct Invigilator: Sendable {
             return (outcome, live.owner, release(live.id, answer: .failed(.cancelled, message: reason),
                                                  why: "force-ended by an administrator before began: \(reason)"))
         }
-        var effects: [SessionEffect] = []
-        if case .interrupted = live.phase {} else {
-            effects += interrupt(live.id, .administrative, message: reason)
-        }
+        var effects = interrupt(live.id, .administrative, message: reason)
         effects += release(live.id, answer: .ended, why: "force-ended by an administrator: \(reason)")
         return (outcome, live.owner, effects)
     }
