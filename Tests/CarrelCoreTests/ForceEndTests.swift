@@ -58,6 +58,15 @@ struct ForceEndTests {
         #expect(invigilator.session(id)?.phase == .ended)
     }
 
+    @Test("one end sent before the client heard the unasked ended is ignored; a second is a protocol error")
+    func endRacingForceEnd() throws {
+        var invigilator = active()
+        _ = try invigilator.administrativeForceEnd(reason: "app hangs")
+        let first = invigilator.end(id)
+        #expect(first.protocolErrors.isEmpty && first.events(on: id).isEmpty)
+        #expect(invigilator.end(id).protocolErrors == [.alreadyEnded(id)])
+    }
+
     @Test("a session that has not begun fails with cancelled")
     func pendingSessionFails() throws {
         var invigilator = Invigilator()

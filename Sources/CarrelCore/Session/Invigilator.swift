@@ -136,6 +136,11 @@ public struct Invigilator: Sendable {
             return release(id, answer: .ended, why: "end")
         case .failed:
             return [log(.info, "\(id): end on a failed session — ignored")]
+        case .ended where record.endedUnasked:
+            var forgiven = record
+            forgiven.endedUnasked = false
+            sessions[id] = forgiven
+            return [log(.info, "\(id): end after an administrator ended it by force — ignored")]
         case .ended:
             return [.protocolError(.alreadyEnded(id)), log(.warning, "\(id) of \(record.owner): end sent twice")]
         }
@@ -390,6 +395,7 @@ public struct Invigilator: Sendable {
         }
         var effects = interrupt(live.id, .administrative, message: reason)
         effects += release(live.id, answer: .ended, why: "force-ended by an administrator: \(reason)")
+        sessions[live.id]?.endedUnasked = true
         return (outcome, live.owner, effects)
     }
 
