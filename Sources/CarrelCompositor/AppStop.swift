@@ -3,27 +3,30 @@ import CarrelSystem
 import Glibc
 
 /// Stopping the app that owned a force-ended session (`carrelctl end
-/// --force`): SIGTERM at once, SIGKILL when the grace period has passed and
-/// it is still there. Unlike `AppProcess.terminate` it never blocks the
-/// event loop, and it works for any client's process, not only the one
-/// Carrel launched: the owner may be a child of the app.
+/// --force`): it is given `notice` to hear `ended` and exit by itself, then
+/// SIGTERM, then SIGKILL once `grace` has passed if it is still there.
+/// Unlike `AppProcess.terminate` it never blocks the event loop, and it
+/// works for any client's process, not only the one Carrel launched: the
+/// owner may be a child of the app.
 ///
-/// A pid alone could name another process by the time the grace period
-/// ends, so the process is recognised by its pid and its start time (field
-/// 22 of `/proc/PID/stat`); a process that is gone or not the same is left
-/// alone.
+/// A pid alone could name another process by the time a timer fires, so the
+/// process is recognised by its pid and its start time (field 22 of
+/// `/proc/PID/stat`); a process that is gone or not the same is left alone.
 final class AppStop {
     let pid: pid_t
     private let startTime: String
+    private let grace: Duration
     private var timer: EventLoopTimer?
+    private var terminated = false
     private let record: (String) -> Void
     /// Called once the stop is over (killed or found gone), so the owner can drop it.
     var finished: ((AppStop) -> Void)?
 
-    /// Sends SIGTERM to `pid` and arms the SIGKILL; nil (with the reason
-    /// given to `record`) when there is no such process to stop.
-    init?(pid: pid_t, grace: Duration, loop: OpaquePointer, record: @escaping (String) -> Void) {
+    /// Arms the stop of `pid`; nil (with the reason given to `record`) when
+    /// there is no such process to stop.
+    init?(pid: pid_t, notice: Duration, grace: Duration, loop: OpaquePointer, record: @escaping (String) -> Void) {
         self.pid = pid
+        self.grace = grace
         self.record = record
         guard pid > 1, pid != getpid() else {
             // A client on a socket pair Carrel made shows Carrel's own pid.
@@ -35,32 +38,44 @@ final class AppStop {
             return nil
         }
         self.startTime = startTime
-        guard kill(pid, SIGTERM) == 0 else {
-            record("could not send SIGTERM to pid \(pid): \(SystemError.current)")
-            return nil
-        }
-        record("SIGTERM sent to pid \(pid); SIGKILL in \(grace.secondsText) if it is still running")
-        timer = EventLoopTimer(loop: loop) { [unowned self] in graceEnded(after: grace) }
+        timer = EventLoopTimer(loop: loop) { [unowned self] in fire() }
         guard let timer else {
-            // No timer: the app does not get its grace period, but it is stopped.
+            // No timer (out of resources): no notice and no grace, but it is stopped.
             kill(pid, SIGKILL)
             record("no timer for the grace period (out of resources): SIGKILL sent to pid \(pid) at once")
             return
         }
-        timer.arm(after: grace)
+        timer.arm(after: notice)
     }
 
-    private func graceEnded(after grace: Duration) {
-        timer?.cancel()
-        timer = nil
-        if Self.startTime(of: pid) == startTime, !Self.isZombie(pid) {
-            kill(pid, SIGKILL)
-            record("pid \(pid) still running \(grace.secondsText) after SIGTERM: SIGKILL sent")
+    private func fire() {
+        guard Self.startTime(of: pid) == startTime, !Self.isZombie(pid) else {
+            record("pid \(pid) exited by itself\(terminated ? " after SIGTERM" : "")")
+            end()
+            return
         }
+        if !terminated {
+            terminated = true
+            guard kill(pid, SIGTERM) == 0 else {
+                record("could not send SIGTERM to pid \(pid): \(SystemError.current)")
+                end()
+                return
+            }
+            record("SIGTERM sent to pid \(pid); SIGKILL in \(grace.secondsText) if it is still running")
+            timer?.arm(after: grace)
+            return
+        }
+        kill(pid, SIGKILL)
+        record("pid \(pid) still running \(grace.secondsText) after SIGTERM: SIGKILL sent")
+        end()
+    }
+
+    private func end() {
+        cancel()
         finished?(self)
     }
 
-    /// Ends the wait without a SIGKILL (Carrel is stopping).
+    /// Ends the wait without a signal (Carrel is stopping).
     func cancel() {
         timer?.cancel()
         timer = nil

@@ -72,13 +72,16 @@ extension Server {
 
     /// Stops the process of `owner`, the app of a force-ended session, and
     /// records each step (the session is already over, so no session id).
-    func stopApp(of owner: ClientID, grace: Duration, why: String) {
+    func stopApp(of owner: ClientID, notice: Duration, grace: Duration, why: String) {
         guard let client = waylandClient(owner) else {
             audit.record(AuditEvent.appStop, reason: "gone", detail: "\(why); \(owner) had already disconnected")
             return
         }
         let subject = auditSubject(client)
-        let stop = AppStop(pid: subject.pid, grace: grace, loop: wl_display_get_event_loop(display)) { [unowned self] step in
+        // `ended` goes out before any signal could cut the client short.
+        wl_client_flush(client)
+        let stop = AppStop(pid: subject.pid, notice: notice, grace: grace,
+                           loop: wl_display_get_event_loop(display)) { [unowned self] step in
             logger.notice("end --force: \(step)")
             audit.record(AuditEvent.appStop, subject: subject, reason: "stop", detail: "\(why); \(step)")
         }

@@ -64,7 +64,8 @@ extension CarrelCtl {
             discussion: """
             With --force the session ends at once, for an app that hangs: the \
             restrictions come down, the app hears interrupted (administrative) \
-            and then ended, and its process gets SIGTERM, then SIGKILL \
+            and then ended, and its process has \(ControlRequest.forceEndNotice.components.seconds) s \
+            to exit by itself, then gets SIGTERM, then SIGKILL \
             \(ControlRequest.forceEndGrace.components.seconds) s later if it is still running.
             """)
 
@@ -88,7 +89,7 @@ extension CarrelCtl {
                 guard outcome.forced == true else {
                     return "session \(outcome.session) interrupted (administrative): \(outcome.message ?? reason)"
                 }
-                let stop = outcome.appStopGraceSeconds.map { "; its app gets SIGTERM, then SIGKILL after \($0) s" } ?? ""
+                let stop = outcome.appStopGraceSeconds.map { "; its app gets SIGTERM unless it exits, then SIGKILL after \($0) s" } ?? ""
                 return "session \(outcome.session) ended by force (administrative): \(outcome.message ?? reason)\(stop)"
             }
         }

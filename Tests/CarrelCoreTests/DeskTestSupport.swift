@@ -177,7 +177,7 @@ struct DeskDouble {
             guard stoppedWith == nil else { return [] }
             stoppedWith = status
             return desk.shutdown("Carrel is shutting down")
-        case .stopApp(let client, _, _):
+        case .stopApp(let client, _, _, _):
             appsStopped.append(client)
         case .switchVirtualTerminal(let vt):
             vtSwitches.append(vt)

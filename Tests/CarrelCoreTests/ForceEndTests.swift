@@ -108,14 +108,14 @@ struct ForceEndTests {
         _ = desk.framePresented(id, now: t0)
         #expect(desk.invigilator.session(id)?.phase == .active)
 
-        let (result, effects) = desk.administrativeForceEnd(reason: "app hangs", grace: .seconds(3))
+        let (result, effects) = desk.administrativeForceEnd(reason: "app hangs", notice: .milliseconds(500), grace: .seconds(3))
         let outcome = try result.get()
         #expect(outcome.forced == true && outcome.appStopGraceSeconds == 3 && outcome.session == 1)
-        let stops = effects.compactMap { effect -> (ClientID, Duration)? in
-            if case .stopApp(let client, let grace, _) = effect { return (client, grace) } else { return nil }
+        let stops = effects.compactMap { effect -> (ClientID, Duration, Duration)? in
+            if case .stopApp(let client, let notice, let grace, _) = effect { return (client, notice, grace) } else { return nil }
         }
         #expect(stops.count == 1)
-        #expect(stops.first?.0 == app && stops.first?.1 == .seconds(3))
+        #expect(stops.first?.0 == app && stops.first?.1 == .milliseconds(500) && stops.first?.2 == .seconds(3))
         let ended = try #require(effects.firstIndex(of: .session(.send(id, .ended))))
         let stop = try #require(effects.firstIndex { if case .stopApp = $0 { return true } else { return false } })
         #expect(ended < stop, "the app hears ended (if it listens) before it is signalled")

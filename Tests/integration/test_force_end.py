@@ -2,7 +2,8 @@
 
 The session's app is the pywayland client of test_assessment.py on Carrel's
 app socket. It never ends its session on `interrupted` (it only reports the
-event), so it stands for an app that hangs; in one test it also ignores
+event), so it stands for an app that hangs: Carrel gives it 1 s after
+`ended` to exit by itself, then sends SIGTERM. In one test it also ignores
 SIGTERM (started through `sh -c 'trap "" TERM; exec …'`: an ignored signal
 stays ignored across exec), so only SIGKILL after the grace period stops it.
 """
@@ -19,7 +20,7 @@ import carrel_harness as h
 from test_assessment import ADMINISTRATIVE, CLIENT, Driver, client_python, pywayland_protocols  # noqa: F401  (fixtures)
 from test_carrelctl import carrelctl, control_dir, ctl_world  # noqa: F401  (fixtures)
 
-GRACE = 5.0  # ControlRequest.forceEndGrace
+NOTICE, GRACE = 1.0, 5.0  # ControlRequest.forceEndNotice, .forceEndGrace
 
 
 def hung_client(world, name: str, ignore_sigterm: bool) -> Driver:
@@ -69,13 +70,17 @@ def test_force_end_of_an_app_that_ignores_interrupted_and_sigterm(ctl_world):
     a.expect("session s ended", what="ended after end --force")
     status = ctl.status()
     assert status["state"] == "none" and status["session"] is None and status["restrictions"] is None, status
+    # An end the app sends now (it may have sent it before hearing ended) is no protocol error.
+    a.send("end s")
+    a.sync()
+    assert not a.matching(r".*(protocol error|already_ended).*"), a.lines
 
-    # SIGTERM is ignored: it lives through the grace period, then SIGKILL.
-    assert h.wait_until(lambda: a.proc.poll() is not None, GRACE + 5), \
-        f"the hung app still runs {GRACE + 5}s after end --force\n{world.carrel.evidence()}"
+    # SIGTERM is ignored: it lives through the notice and the grace period, then SIGKILL.
+    assert h.wait_until(lambda: a.proc.poll() is not None, NOTICE + GRACE + 5), \
+        f"the hung app still runs {NOTICE + GRACE + 5}s after end --force\n{world.carrel.evidence()}"
     took = time.monotonic() - started
     assert a.proc.returncode == -signal.SIGKILL, f"the app ended with {a.proc.returncode}, not SIGKILL"
-    assert took >= GRACE - 0.5, f"killed after {took:.1f}s, before the {GRACE}s grace period"
+    assert took >= NOTICE + GRACE - 0.5, f"killed after {took:.1f}s, before the notice and grace period"
     steps = app_stop_records(world)
     assert len(steps) == 2 and "SIGTERM sent" in steps[0] and "SIGKILL sent" in steps[1], steps
     assert all("app hangs" in step for step in steps), steps
@@ -91,7 +96,7 @@ def test_force_end_of_an_active_session_sends_interrupted_then_ended_and_sigterm
     assert "ended by force" in r.stdout and "SIGKILL after 5 s" in r.stdout, r.stdout
     a.expect(rf"session s interrupted {ADMINISTRATIVE} exam over")
     a.expect("session s ended", what="ended after interrupted")
-    assert h.wait_until(lambda: a.proc.poll() is not None, GRACE), "the app outlived SIGTERM"
+    assert h.wait_until(lambda: a.proc.poll() is not None, NOTICE + GRACE), "the app outlived SIGTERM"
     assert a.proc.returncode == -signal.SIGTERM, a.proc.returncode
     assert ctl.status()["state"] == "none"
     steps = app_stop_records(world)
@@ -124,9 +129,22 @@ def test_force_end_in_single_app_mode_stops_the_launched_app_and_it_comes_back(
 
     outcome = ctl.json("end", "--reason", "exam app frozen", "--force")["outcome"]
     assert outcome["session"] == first["id"] and outcome["forced"] is True, outcome
-    assert h.wait_until(lambda: not os.path.exists(f"/proc/{pid}"), GRACE + 3), \
+    assert h.wait_until(lambda: not os.path.exists(f"/proc/{pid}"), NOTICE + GRACE + 3), \
         f"the launched app (pid {pid}) still runs\n{c.evidence()}"
     second = h.wait_until(lambda: (s := active_session()) and s["id"] != first["id"] and s, 20, interval=0.2)
     assert second and second["app"]["pid"] != pid, f"Single App Mode did not bring the app back\n{c.evidence()}"
     assert c.alive()
     assert "SIGTERM sent to pid %d" % pid in c.stderr_path.read_text(errors="replace")
+
+
+def test_force_end_of_an_app_that_exits_on_ended_sends_no_signal(ctl_world):
+    world, ctl = ctl_world
+    a = hung_client(world, "polite", ignore_sigterm=False)
+    assert ctl.run("end", "--reason", "exam over", "--force").returncode == 0
+    a.expect("session s ended", what="ended after end --force")
+    a.send("exit")
+    assert h.wait_until(lambda: a.proc.poll() is not None, NOTICE), "the client did not exit"
+    assert a.proc.returncode == 0, a.proc.returncode
+    steps = h.wait_until(lambda: app_stop_records(world) or None, NOTICE + 2)
+    assert steps and len(steps) == 1 and "exited by itself" in steps[0], steps
+    world.alive()

@@ -24,8 +24,9 @@ public enum ControlRequest: Sendable, Hashable {
     /// End the live session at once, whatever the app does: restrictions
     /// come down, the app hears `interrupted(administrative)` with `reason`
     /// (even if it already was interrupted) and then `ended`, and the
-    /// session's app is stopped (SIGTERM, then SIGKILL after
-    /// `forceEndGrace`). For an app that hangs while interrupted.
+    /// session's app is stopped (SIGTERM after `forceEndNotice` unless it
+    /// exited, then SIGKILL after `forceEndGrace`). For an app that hangs
+    /// while interrupted.
     case forceEnd(reason: String)
     /// Add `minutes` to the active session's time limit.
     case extend(minutes: Int)
@@ -45,6 +46,9 @@ public enum ControlRequest: Sendable, Hashable {
     public static let minutesRange = 1...600
     /// The longest passcode, in bytes of UTF-8.
     public static let maximumPasscodeLength = 1024
+    /// How long a force-ended session's app has after `ended` to exit by
+    /// itself before SIGTERM.
+    public static let forceEndNotice: Duration = .seconds(1)
     /// How long a force-ended session's app has between SIGTERM and SIGKILL.
     public static let forceEndGrace: Duration = .seconds(5)
 
