@@ -206,6 +206,7 @@ def test_shipped_unit_execstart_runs_as_systemd_would(staged, procs, logdir, log
     unit = unit_sections(staged / "usr/lib/systemd/system/carrel-kiosk.service")
     service = unit["Service"]
     assert service["Restart"] == "always", "the kiosk must come back whatever ends it"
+    assert unit["Unit"].get("StartLimitIntervalSec") == "0", "and not stop coming back after a few quick failures"
     assert service["Type"] == "exec"
     assert "User" not in service, "Carrel runs as root; the app as --app-user"
     exec_start = shlex.split(service["ExecStart"])
