@@ -343,6 +343,12 @@ public final class AssessmentSession: Identifiable {
             pendingUpdates.removeAll()
             state = .ended
             deliver(.ended)
+        case (.ended, .active), (.ended, .interrupted):
+            // Unasked: an administrator ended the session by force (after
+            // interrupted(administrative)); everything is restored already.
+            pendingUpdates.removeAll()
+            state = .ended
+            deliver(.ended)
         case (.updated, .active), (.updated, .interrupted), (.updated, .ending):
             guard !pendingUpdates.isEmpty else { return }
             configuration = pendingUpdates.removeFirst()

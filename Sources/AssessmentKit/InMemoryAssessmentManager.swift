@@ -181,6 +181,19 @@ public final class InMemoryAssessmentManager: AssessmentManaging {
         return true
     }
 
+    /// Ends the active session as an administrator's `carrelctl end --force`
+    /// does: `interrupted(administrative)` with `message`, then `ended`
+    /// without the app asking, and the lock is released. Returns false when
+    /// no session is active.
+    @discardableResult
+    public func forceEnd(message: String = "scripted force end") -> Bool {
+        guard let active = holder, active.began else { return false }
+        queue.append((active.id, .interrupted(AssessmentError(.administrative, message: message))))
+        queue.append((active.id, .ended))
+        unlock()
+        return true
+    }
+
     /// Behaves as a closed connection: every session hears that the
     /// connection is gone, and the lock is released.
     public func loseConnection(message: String = "scripted connection loss") {

@@ -74,6 +74,8 @@ public enum AuditEvent {
     public static let blockedSummary = "blocked_summary"
     public static let providerFailed = "provider_failed"
     public static let admin = "admin"
+    /// The app of a force-ended session is being stopped (SIGTERM, SIGKILL).
+    public static let appStop = "app_stop"
     /// A signed statement about the session was sent to its app.
     public static let attestation = "attestation"
 }

@@ -41,6 +41,8 @@ final class ClientRoles {
     /// writes its pending counts.
     var clientGone: (OpaquePointer) -> Void = { _ in }
     private var appSocketDirectory: String?
+    /// The user the app runs as, when not Carrel's (`--app-user`).
+    var appSocketOwner: (uid: uid_t, gid: gid_t)?
     /// Participant id of each client that came through a participant socket.
     private var participantIDs: [OpaquePointer: String] = [:]
     /// The open participant sockets, by participant id.
@@ -125,6 +127,13 @@ final class ClientRoles {
     /// Opens the app socket under `runtimeDirectory`; returns its absolute path.
     func openAppSocket(runtimeDirectory: String) throws -> String {
         let (directory, path, fd) = try listeningSocket(runtimeDirectory: runtimeDirectory, name: "app")
+        if let owner = appSocketOwner {
+            // The app runs as another user (`--app-user`): the directory and
+            // socket are its, still private to it and to root.
+            guard chown(directory, owner.uid, owner.gid) == 0, chown(path, owner.uid, owner.gid) == 0 else {
+                throw CompositorError.socket("cannot hand \(directory) to uid \(owner.uid): \(SystemError.current)")
+            }
+        }
         appSocketDirectory = directory
         appListenFD = fd
         appSocketPath = path

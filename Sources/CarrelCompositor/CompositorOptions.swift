@@ -45,6 +45,8 @@ public struct CompositorOptions {
     /// Whether Carrel must stop when the control socket cannot be opened
     /// (a path given on the command line); otherwise it logs and runs without.
     public var requireControlSocket: Bool
+    /// `--app-user`: the user the app is started as (Carrel must be root); nil: Carrel's own.
+    public var appUser: String?
     /// Carrel's version, as signed statements name it.
     public var carrelVersion = "unknown"
     /// App-requested lock (ASAM): allowlist, confirmation, banner: the

@@ -41,6 +41,8 @@ extension Server {
             case .end(let reason, let session):
                 return ControlResponse(ok: true, command: request.command,
                                        outcome: try administrativeEnd(reason: reason, expecting: session.map(SessionID.init)))
+            case .forceEnd(let reason):
+                return ControlResponse(ok: true, command: request.command, outcome: try administrativeForceEnd(reason: reason))
             case .extend(let minutes, let session):
                 return ControlResponse(ok: true, command: request.command,
                                        outcome: try extendTimeLimit(byMinutes: minutes, expecting: session.map(SessionID.init)))
@@ -61,6 +63,33 @@ extension Server {
         let (result, effects) = decide { $0.administrativeEnd(reason: reason, expecting: session) }
         carryOut(effects)
         return try result.get()
+    }
+
+    /// `end --force --reason`: the session ends now and its app is stopped.
+    func administrativeForceEnd(reason: String) throws(ControlFailure) -> ControlOutcome {
+        let (result, effects) = decide { $0.administrativeForceEnd(reason: reason) }
+        carryOut(effects)
+        return try result.get()
+    }
+
+    /// Stops the process of `owner`, the app of a force-ended session, and
+    /// records each step (the session is already over, so no session id).
+    func stopApp(of owner: ClientID, notice: Duration, grace: Duration, why: String) {
+        guard let client = waylandClient(owner) else {
+            audit.record(AuditEvent.appStop, reason: "gone", detail: "\(why); \(owner) had already disconnected")
+            return
+        }
+        let subject = auditSubject(client)
+        // `ended` goes out before any signal could cut the client short.
+        wl_client_flush(client)
+        let stop = AppStop(pid: subject.pid, notice: notice, grace: grace,
+                           loop: wl_display_get_event_loop(display)) { [unowned self] step in
+            logger.notice("end --force: \(step)")
+            audit.record(AuditEvent.appStop, subject: subject, reason: "stop", detail: "\(why); \(step)")
+        }
+        guard let stop else { return }
+        stop.finished = { [unowned self] finished in appStops.removeAll { $0 === finished } }
+        appStops.append(stop)
     }
 
     /// `extend MINUTES`: more time for the active session.

@@ -70,6 +70,8 @@ extension Server {
             relaunchApp(after: delay)
         case .stop(let status):
             stop(status: status)
+        case .stopApp(let owner, let notice, let grace, let why):
+            stopApp(of: owner, notice: notice, grace: grace, why: why)
         case .switchVirtualTerminal(let vt):
             // Core asks only when the seat has terminals (a real session).
             if let session { wlr_session_change_vt(session, UInt32(vt)) }

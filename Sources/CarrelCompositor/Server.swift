@@ -70,6 +70,8 @@ public final class Server {
     private var protocolGuards: [OpaquePointer] = []
     private var hotplugHook: OutputHotplugHook?
     private var app: AppProcess?
+    /// Apps of force-ended sessions in their grace period before SIGKILL.
+    var appStops: [AppStop] = []
     /// Single App Mode's relaunch timer, armed when Core says so.
     private var relaunchTimer: EventLoopTimer?
     /// Launches the app again (set once the app socket is open).
@@ -218,6 +220,8 @@ public final class Server {
             throw CompositorError.socket("no free wayland-N name in \(runtimeDirectory)")
         }
         publicSocketName = String(cString: socket)
+        let appUser = try options.appUser.map(AppUser.init(name:))
+        if let appUser { roles.appSocketOwner = (appUser.uid, appUser.gid) }
         let appSocket = try roles.openAppSocket(runtimeDirectory: runtimeDirectory)
         try startInputMethod(runtimeDirectory: runtimeDirectory)
         let providerHost = ProviderHost(policy: policy.providers, runtimeDirectory: runtimeDirectory,
@@ -253,7 +257,14 @@ public final class Server {
         if let fd = options.readyFD { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         if !options.app.isEmpty {
             let launch = { [unowned self] in
-                app = try providerHost.launch { try AppProcess.launch(options.app, appSocket: appSocket, logger: logger) }
+                app = try providerHost.launch {
+                    guard let appUser else { return try AppProcess.launch(options.app, appSocket: appSocket, logger: logger) }
+                    // The socket's private directory, which the app user owns.
+                    let directory = String(appSocket[..<(appSocket.lastIndex(of: "/") ?? appSocket.endIndex)])
+                    return try AppProcess.launch(appUser.wrap(options.app), connection: .socketPath(appSocket),
+                                                 environment: appUser.environment(runtimeDirectory: directory),
+                                                 logger: logger, label: "app (as \(appUser.name))", ownProcessGroup: false)
+                }
             }
             try launch()
             launchApp = launch
@@ -337,6 +348,8 @@ public final class Server {
     public func shutdown() {
         relaunchTimer?.cancel()
         relaunchTimer = nil
+        for stop in appStops { stop.cancel() }
+        appStops.removeAll()
         if let app {
             app.terminate(grace: 2.0)
             self.app = nil

@@ -86,6 +86,9 @@ struct CarrelCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Testing only: do not check this precondition (nested, x_server, seat, policy_file) before a session begins. Repeatable. Never on an exam machine.", valueName: "name"))
     var waivePrecondition: [String] = []
 
+    @Option(name: .long, help: ArgumentHelp("Start APP as this user (uid, gid and groups, no capabilities, no_new_privs) through setpriv; Carrel must run as root. For an exam machine: the compositor keeps root's powers, the exam app gets none.", valueName: "user"))
+    var appUser: String?
+
     @Option(name: .long, help: ArgumentHelp("The audit log (default: the policy's [audit] path, \(AuditPolicy.defaultPath)); Carrel stops if it cannot write it.", valueName: "path"))
     var auditLog: String?
 
@@ -184,6 +187,7 @@ struct CarrelCommand: ParsableCommand {
         var options = CompositorOptions(app: app, readyFD: readyFd, logLevel: level, windowSize: windowSize.size,
                                         policy: overrides.applied(to: loaded.policy))
         options.requireControlSocket = controlSocket != nil
+        options.appUser = appUser
         options.policyPath = loaded.path
         options.carrelVersion = Self.version
         // `carrelctl reload` reads the same file again, with the same overrides.

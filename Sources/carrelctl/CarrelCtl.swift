@@ -61,12 +61,22 @@ extension CarrelCtl {
 
     struct End: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Ends the session: the exam app is told it was interrupted (administrative), with the reason.")
+            abstract: "Ends the session: the exam app is told it was interrupted (administrative), with the reason.",
+            discussion: """
+            With --force the session ends at once, for an app that hangs: the \
+            restrictions come down, the app hears interrupted (administrative) \
+            and then ended, and its process has \(ControlRequest.forceEndNotice.components.seconds) s \
+            to exit by itself, then gets SIGTERM, then SIGKILL \
+            \(ControlRequest.forceEndGrace.components.seconds) s later if it is still running.
+            """)
 
         @OptionGroup var options: ControlOptions
 
         @Option(name: .long, help: ArgumentHelp("Why; the exam app shows it.", valueName: "text"))
         var reason: String
+
+        @Flag(name: .long, help: "End the session now and stop its app, without waiting for the app to end it.")
+        var force = false
 
         func run() throws {
             let client = ControlClient(options: options)
@@ -75,7 +85,14 @@ extension CarrelCtl {
             case .success(let valid): reason = valid
             case .failure(let failure): throw client.fail(failure, status: ExitStatus.usage)
             }
-            try client.perform(.end(reason: reason)) { response in Report.ended(response, reason: reason) }
+            try client.perform(force ? .forceEnd(reason: reason) : .end(reason: reason)) { response in
+                guard let outcome = response.outcome else { return "done" }
+                guard outcome.forced == true else {
+                    return "session \(outcome.session) interrupted (administrative): \(outcome.message ?? reason)"
+                }
+                let stop = outcome.appStopGraceSeconds.map { "; its app gets SIGTERM unless it exits, then SIGKILL after \($0) s" } ?? ""
+                return "session \(outcome.session) ended by force (administrative): \(outcome.message ?? reason)\(stop)"
+            }
         }
     }
 

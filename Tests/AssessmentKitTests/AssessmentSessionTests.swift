@@ -94,6 +94,22 @@ struct AssessmentSessionTests {
         #expect(lockdown.requests == [.begin(AssessmentConfiguration()), .end])
     }
 
+    @Test("ended without end (an administrator's force end) is terminal, and end is not sent after it")
+    func forceEnded() {
+        let lockdown = InMemoryAssessmentManager()
+        let (session, recorder) = makeSession(lockdown)
+        session.begin()
+        lockdown.dispatch()
+        #expect(lockdown.forceEnd(message: "app hangs"))
+        lockdown.dispatch()
+        #expect(recorder.events == [.began, .interrupted(AssessmentError(.administrative, message: "app hangs")), .ended])
+        #expect(session.state == .ended && !session.isActive)
+        #expect(!lockdown.isLocked)
+        session.end()
+        #expect(lockdown.requests == [.begin(AssessmentConfiguration())], "no end after ended")
+        #expect(!lockdown.forceEnd(), "nothing left to end")
+    }
+
     @Test("end twice sends end once")
     func endTwice() {
         let lockdown = InMemoryAssessmentManager()

@@ -78,6 +78,8 @@ struct DeskDouble {
     private(set) var inputMethodRelaunches: [Duration] = []
     private(set) var inputMethodRestarts = 0
     private(set) var stoppedWith: Int32?
+    /// Clients whose app the Desk asked to stop (`end --force`), in order.
+    private(set) var appsStopped: [ClientID] = []
     private(set) var relaunchPending = false
     private(set) var relaunches = 0
     private(set) var vtSwitches: [Int] = []
@@ -175,6 +177,8 @@ struct DeskDouble {
             guard stoppedWith == nil else { return [] }
             stoppedWith = status
             return desk.shutdown("Carrel is shutting down")
+        case .stopApp(let client, _, _, _):
+            appsStopped.append(client)
         case .switchVirtualTerminal(let vt):
             vtSwitches.append(vt)
         case .drawMagnifier(let magnifier):

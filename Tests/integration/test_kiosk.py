@@ -247,7 +247,8 @@ def test_dist_unit_and_session_entry_parse(tmp_path):
 
     dist = h.REPO / "dist"
     unit = (dist / "carrel-kiosk.service").read_text()
-    assert "ExecStart=/usr/bin/carrel --kiosk -- " in unit
+    assert "ExecStart=/usr/bin/dbus-run-session -- /usr/bin/carrel --kiosk " in unit
+    assert " --app-user exam -- /usr/bin/carrel-demo-exam\n" in unit
     if h.shutil.which("systemd-analyze"):
         probe = tmp_path / "carrel-kiosk.service"
         probe.write_text(unit.replace("/usr/bin/carrel-demo-exam", "/bin/true")

@@ -160,7 +160,8 @@ extern const struct wl_interface carrel_assessment_configuration_v1_interface;
  *
  * One assessment session, created by begin. A session is pending from
  * begin until the compositor sends began or failed; active from began
- * until the client ends or destroys it; and inert after failed or ended.
+ * until the client ends or destroys it, or an administrator ends it by
+ * force; and inert after failed or ended.
  *
  * Exactly one of began and failed answers begin, unless the object is
  * destroyed first. failed and ended are terminal: after either, the
@@ -186,7 +187,8 @@ extern const struct wl_interface carrel_assessment_configuration_v1_interface;
  *
  * One assessment session, created by begin. A session is pending from
  * begin until the compositor sends began or failed; active from began
- * until the client ends or destroys it; and inert after failed or ended.
+ * until the client ends or destroys it, or an administrator ends it by
+ * force; and inert after failed or ended.
  *
  * Exactly one of began and failed answers begin, unless the object is
  * destroyed first. failed and ended are terminal: after either, the
@@ -996,6 +998,11 @@ struct carrel_assessment_session_v1_listener {
 	 *
 	 * Answers end once everything restricted for the session has
 	 * been restored. This event is terminal: the object is inert.
+	 *
+	 * It also comes unasked when an administrator ends the session by
+	 * force (an app that does not end it): interrupted(administrative)
+	 * with the administrator's reason first, then, once everything is
+	 * restored, ended. The compositor then stops the client's process.
 	 */
 	void (*ended)(void *data,
 		      struct carrel_assessment_session_v1 *carrel_assessment_session_v1);
@@ -1161,6 +1168,8 @@ carrel_assessment_session_v1_destroy(struct carrel_assessment_session_v1 *carrel
  * Sending end again after an end that was accepted raises the
  * already_ended protocol error, whether or not ended has reached the
  * client yet. After failed, end is ignored, however often it is sent.
+ * After an ended the client did not ask for (see ended), the first end
+ * is ignored and a second raises already_ended.
  */
 static inline void
 carrel_assessment_session_v1_end(struct carrel_assessment_session_v1 *carrel_assessment_session_v1)

@@ -163,7 +163,8 @@ extern const struct wl_interface carrel_assessment_configuration_v1_interface;
  *
  * One assessment session, created by begin. A session is pending from
  * begin until the compositor sends began or failed; active from began
- * until the client ends or destroys it; and inert after failed or ended.
+ * until the client ends or destroys it, or an administrator ends it by
+ * force; and inert after failed or ended.
  *
  * Exactly one of began and failed answers begin, unless the object is
  * destroyed first. failed and ended are terminal: after either, the
@@ -189,7 +190,8 @@ extern const struct wl_interface carrel_assessment_configuration_v1_interface;
  *
  * One assessment session, created by begin. A session is pending from
  * begin until the compositor sends began or failed; active from began
- * until the client ends or destroys it; and inert after failed or ended.
+ * until the client ends or destroys it, or an administrator ends it by
+ * force; and inert after failed or ended.
  *
  * Exactly one of began and failed answers begin, unless the object is
  * destroyed first. failed and ended are terminal: after either, the
@@ -887,7 +889,8 @@ struct carrel_assessment_session_v1_interface {
 	 * Sending end again after an end that was accepted raises the
 	 * already_ended protocol error, whether or not ended has reached
 	 * the client yet. After failed, end is ignored, however often it
-	 * is sent.
+	 * is sent. After an ended the client did not ask for (see ended),
+	 * the first end is ignored and a second raises already_ended.
 	 */
 	void (*end)(struct wl_client *client,
 		    struct wl_resource *resource);

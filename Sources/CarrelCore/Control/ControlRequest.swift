@@ -6,6 +6,7 @@ import FoundationEssentials
 /// ```
 /// {"command":"status"}
 /// {"command":"end","reason":"fire alarm"}
+/// {"command":"end","reason":"app hangs","force":true}
 /// {"command":"extend","minutes":15}
 /// {"command":"extend","minutes":15,"session":3}
 /// {"command":"lock"}
@@ -21,6 +22,13 @@ public enum ControlRequest: Sendable, Hashable {
     /// Interrupt the live session: the app hears `interrupted(administrative)`
     /// with `reason` as the message. `session`: only if it is still that one.
     case end(reason: String, session: UInt64? = nil)
+    /// End the live session at once, whatever the app does: restrictions
+    /// come down, the app hears `interrupted(administrative)` with `reason`
+    /// (even if it already was interrupted) and then `ended`, and the
+    /// session's app is stopped (SIGTERM after `forceEndNotice` unless it
+    /// exited, then SIGKILL after `forceEndGrace`). For an app that hangs
+    /// while interrupted.
+    case forceEnd(reason: String)
     /// Add `minutes` to the active session's time limit. `session`: only if
     /// it is still that one.
     case extend(minutes: Int, session: UInt64? = nil)
@@ -40,11 +48,16 @@ public enum ControlRequest: Sendable, Hashable {
     public static let minutesRange = 1...600
     /// The longest passcode, in bytes of UTF-8.
     public static let maximumPasscodeLength = 1024
+    /// How long a force-ended session's app has after `ended` to exit by
+    /// itself before SIGTERM.
+    public static let forceEndNotice: Duration = .seconds(1)
+    /// How long a force-ended session's app has between SIGTERM and SIGKILL.
+    public static let forceEndGrace: Duration = .seconds(5)
 
     public var command: String {
         switch self {
         case .status: return "status"
-        case .end: return "end"
+        case .end, .forceEnd: return "end"
         case .extend: return "extend"
         case .lock: return "lock"
         case .unlock: return "unlock"
@@ -60,6 +73,9 @@ public enum ControlRequest: Sendable, Hashable {
         case .end(let reason, let session):
             wire.reason = reason
             wire.session = session
+        case .forceEnd(let reason):
+            wire.reason = reason
+            wire.force = true
         case .extend(let minutes, let session):
             wire.minutes = minutes
             wire.session = session
@@ -92,7 +108,7 @@ public enum ControlRequest: Sendable, Hashable {
             guard let reason = wire.reason else {
                 return .failure(ControlFailure(.badRequest, "end needs a \"reason\": the message the exam app is shown"))
             }
-            return validateReason(reason).map { .end(reason: $0, session: wire.session) }
+            return validateReason(reason).map { wire.force == true ? .forceEnd(reason: $0) : .end(reason: $0, session: wire.session) }
         case "extend":
             guard let minutes = wire.minutes else {
                 return .failure(ControlFailure(.badRequest, "extend needs \"minutes\", a whole number from \(minutesRange.lowerBound) to \(minutesRange.upperBound)"))
@@ -156,5 +172,7 @@ public enum ControlRequest: Sendable, Hashable {
         var passcode: String?
         /// `end` and `extend`: act only if this is still the live session.
         var session: UInt64?
+        /// Only `end`; absent (not false) on the wire unless set.
+        var force: Bool?
     }
 }

@@ -61,10 +61,18 @@ public struct ControlOutcome: Sendable, Hashable, Codable {
     public var addedSeconds: UInt32?
     public var timeLimitSeconds: UInt32?
     public var timeLeftSeconds: UInt64?
+    /// For `end --force`: the session ended, not just interrupted.
+    public var forced: Bool?
+    /// For `end --force`: seconds between SIGTERM and SIGKILL for the
+    /// session's app (what was sent is in the audit log, `app_stop`).
+    public var appStopGraceSeconds: UInt32?
 
     public init(session: UInt64, message: String? = nil, addedSeconds: UInt32? = nil,
-                timeLimitSeconds: UInt32? = nil, timeLeftSeconds: UInt64? = nil) {
+                timeLimitSeconds: UInt32? = nil, timeLeftSeconds: UInt64? = nil,
+                forced: Bool? = nil, appStopGraceSeconds: UInt32? = nil) {
         self.session = session
+        self.forced = forced
+        self.appStopGraceSeconds = appStopGraceSeconds
         self.message = message
         self.addedSeconds = addedSeconds
         self.timeLimitSeconds = timeLimitSeconds

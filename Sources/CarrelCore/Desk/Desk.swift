@@ -523,6 +523,24 @@ public struct Desk: Sendable {
         }
     }
 
+    /// `end --force --reason`: the session ends whatever its app does, and
+    /// the app that owned it is stopped: `notice` to exit by itself after
+    /// `ended`, then SIGTERM, then SIGKILL once `grace` has passed (a hung
+    /// app must not keep the machine).
+    public mutating func administrativeForceEnd(reason: String, notice: Duration = ControlRequest.forceEndNotice,
+                                                grace: Duration = ControlRequest.forceEndGrace)
+        -> (Result<ControlOutcome, ControlFailure>, [DeskEffect])
+    {
+        do throws(ControlFailure) {
+            var (outcome, owner, effects) = try invigilator.administrativeForceEnd(reason: reason)
+            outcome.appStopGraceSeconds = UInt32(grace.components.seconds)
+            let stop = DeskEffect.stopApp(owner, notice: notice, grace: grace, why: "session \(outcome.session) force-ended by an administrator: \(outcome.message ?? reason)")
+            return (.success(outcome), run(effects) + [stop])
+        } catch {
+            return (.failure(error), [])
+        }
+    }
+
     /// `extend MINUTES`.
     public mutating func extendTimeLimit(byMinutes minutes: Int, now: Instant, expecting expected: SessionID? = nil) -> (Result<ControlOutcome, ControlFailure>, [DeskEffect]) {
         do throws(ControlFailure) {

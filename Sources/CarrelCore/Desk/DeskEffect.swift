@@ -60,6 +60,12 @@ public enum DeskEffect: Sendable, Hashable, CustomStringConvertible {
     case relaunchApp(after: Duration)
     /// End Carrel with this exit status.
     case stop(status: Int32)
+    /// Stop the process of `client` (the app that owned a force-ended
+    /// session): send what is queued for it now, SIGTERM once `notice` has
+    /// passed if it has not exited, SIGKILL once `grace` more has passed if
+    /// it is still there; record each step in the audit log with `why`. Its
+    /// exit is reported as any exit is (`appExited` for the launched app).
+    case stopApp(ClientID, notice: Duration, grace: Duration, why: String)
     /// Switch to this virtual terminal (a real seat only).
     case switchVirtualTerminal(Int)
     /// Draw the outputs through this magnifier (zoom and colour filter);
@@ -92,6 +98,7 @@ public enum DeskEffect: Sendable, Hashable, CustomStringConvertible {
         case .recordBlocked(let kind, let client, let detail): return "blocked \(kind) by \(client): \(detail)"
         case .relaunchApp(let delay): return "relaunch the app after \(delay)"
         case .stop(let status): return "stop with status \(status)"
+        case .stopApp(let client, let notice, let grace, let why): return "stop the app of \(client) (SIGTERM after \(notice), SIGKILL \(grace) later): \(why)"
         case .switchVirtualTerminal(let vt): return "switch to VT \(vt)"
         case .drawMagnifier(let magnifier): return "draw magnifier \(magnifier)"
         case .log(let entry): return "log \(entry)"

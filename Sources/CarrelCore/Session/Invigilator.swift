@@ -136,6 +136,11 @@ public struct Invigilator: Sendable {
             return release(id, answer: .ended, why: "end")
         case .failed:
             return [log(.info, "\(id): end on a failed session — ignored")]
+        case .ended where record.endedUnasked:
+            var forgiven = record
+            forgiven.endedUnasked = false
+            sessions[id] = forgiven
+            return [log(.info, "\(id): end after an administrator ended it by force — ignored")]
         case .ended:
             return [.protocolError(.alreadyEnded(id)), log(.warning, "\(id) of \(record.owner): end sent twice")]
         }
@@ -373,6 +378,35 @@ public struct Invigilator: Sendable {
             throw ControlFailure(.noSession, "no session is pending or active; there is nothing to end")
         }
         return (ControlOutcome(session: live.id.raw, message: reason), administrativeInterrupt(reason))
+    }
+
+    /// `carrelctl end --force --reason TEXT`: the live session ends now,
+    /// without waiting for its app. A begun session hears
+    /// `interrupted(administrative)` with `reason` (again, if it already
+    /// was interrupted: this is why it ends) and then `ended`, once its
+    /// restrictions are reverted; a pending one fails with `cancelled`.
+    /// Stopping the app is the caller's (`Desk`). Throws when there is no
+    /// session to end.
+    public mutating func administrativeForceEnd(reason text: String) throws(ControlFailure)
+        -> (outcome: ControlOutcome, owner: ClientID, effects: [SessionEffect])
+    {
+        let reason: String
+        switch ControlRequest.validateReason(text) {
+        case .success(let valid): reason = valid
+        case .failure(let failure): throw failure
+        }
+        guard let live = liveSession else {
+            throw ControlFailure(.noSession, "no session is pending or active; there is nothing to end")
+        }
+        let outcome = ControlOutcome(session: live.id.raw, message: reason, forced: true)
+        if live.phase.isPending {
+            return (outcome, live.owner, release(live.id, answer: .failed(.cancelled, message: reason),
+                                                 why: "force-ended by an administrator before began: \(reason)"))
+        }
+        var effects = interrupt(live.id, .administrative, message: reason)
+        effects += release(live.id, answer: .ended, why: "force-ended by an administrator: \(reason)")
+        sessions[live.id]?.endedUnasked = true
+        return (outcome, live.owner, effects)
     }
 
     /// `carrelctl extend MINUTES`: adds time to the active session's limit

@@ -26,6 +26,10 @@ public struct SessionRecord: Sendable, Hashable {
     public internal(set) var appLockExecutable: String? = nil
     /// Whether the banner was put up for this session.
     public internal(set) var bannerShown = false
+    /// Ended by an administrator (`end --force`) without the client asking:
+    /// one `end` the client may have sent before it heard `ended` is no
+    /// protocol error.
+    public internal(set) var endedUnasked = false
     /// Updates received while another was being applied, oldest first; each
     /// is answered in order.
     public internal(set) var queuedUpdates: [AssessmentConfiguration]

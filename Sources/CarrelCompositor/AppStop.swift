@@ -1,0 +1,101 @@
+import CarrelCore
+import CarrelSystem
+import Glibc
+
+/// Stopping the app that owned a force-ended session (`carrelctl end
+/// --force`): it is given `notice` to hear `ended` and exit by itself, then
+/// SIGTERM, then SIGKILL once `grace` has passed if it is still there.
+/// Unlike `AppProcess.terminate` it never blocks the event loop, and it
+/// works for any client's process, not only the one Carrel launched: the
+/// owner may be a child of the app.
+///
+/// A pid alone could name another process by the time a timer fires, so the
+/// process is recognised by its pid and its start time (field 22 of
+/// `/proc/PID/stat`); a process that is gone or not the same is left alone.
+final class AppStop {
+    let pid: pid_t
+    private let startTime: String
+    private let grace: Duration
+    private var timer: EventLoopTimer?
+    private var terminated = false
+    private let record: (String) -> Void
+    /// Called once the stop is over (killed or found gone), so the owner can drop it.
+    var finished: ((AppStop) -> Void)?
+
+    /// Arms the stop of `pid`; nil (with the reason given to `record`) when
+    /// there is no such process to stop.
+    init?(pid: pid_t, notice: Duration, grace: Duration, loop: OpaquePointer, record: @escaping (String) -> Void) {
+        self.pid = pid
+        self.grace = grace
+        self.record = record
+        guard pid > 1, pid != getpid() else {
+            // A client on a socket pair Carrel made shows Carrel's own pid.
+            record("no process to stop: the client's pid \(pid) is \(pid == getpid() ? "Carrel's own" : "not an app's")")
+            return nil
+        }
+        guard let startTime = Self.startTime(of: pid) else {
+            record("no process to stop: pid \(pid) is not running")
+            return nil
+        }
+        self.startTime = startTime
+        timer = EventLoopTimer(loop: loop) { [unowned self] in fire() }
+        guard let timer else {
+            // No timer (out of resources): no notice and no grace, but it is stopped.
+            kill(pid, SIGKILL)
+            record("no timer for the grace period (out of resources): SIGKILL sent to pid \(pid) at once")
+            return
+        }
+        timer.arm(after: notice)
+    }
+
+    private func fire() {
+        guard Self.startTime(of: pid) == startTime, !Self.isZombie(pid) else {
+            record("pid \(pid) exited by itself\(terminated ? " after SIGTERM" : "")")
+            end()
+            return
+        }
+        if !terminated {
+            terminated = true
+            guard kill(pid, SIGTERM) == 0 else {
+                record("could not send SIGTERM to pid \(pid): \(SystemError.current)")
+                end()
+                return
+            }
+            record("SIGTERM sent to pid \(pid); SIGKILL in \(grace.secondsText) if it is still running")
+            timer?.arm(after: grace)
+            return
+        }
+        kill(pid, SIGKILL)
+        record("pid \(pid) still running \(grace.secondsText) after SIGTERM: SIGKILL sent")
+        end()
+    }
+
+    private func end() {
+        cancel()
+        finished?(self)
+    }
+
+    /// Ends the wait without a signal (Carrel is stopping).
+    func cancel() {
+        timer?.cancel()
+        timer = nil
+    }
+
+    /// The process's start time in clock ticks since boot, as text; nil when
+    /// there is no such process.
+    static func startTime(of pid: pid_t) -> String? {
+        statFields(of: pid).flatMap { $0.count > 19 ? $0[19] : nil }
+    }
+
+    private static func isZombie(_ pid: pid_t) -> Bool {
+        statFields(of: pid)?.first == "Z"
+    }
+
+    /// The fields of `/proc/PID/stat` after the command name (which may hold
+    /// spaces and parentheses, so it is skipped up to the last ')'): state first.
+    private static func statFields(of pid: pid_t) -> [String]? {
+        guard let text = BoundedFile.text("/proc/\(pid)/stat", limit: 4096),
+              let close = text.lastIndex(of: ")") else { return nil }
+        return text[text.index(after: close)...].split(separator: " ").map(String.init)
+    }
+}

@@ -1,0 +1,372 @@
+"""An exam machine for real: the install layout, the shipped unit run as
+systemd would run it, and the shipped policy failing closed.
+
+- meson-helpers/install into a temporary DESTDIR, with the binaries under
+  test (--bindir-from, no release build): the tree, pkg-config's pkgdatadir,
+  an edited policy kept, and the installed carrel started headless under the
+  installed policy.
+- dist/carrel-kiosk.service: its ExecStart, parsed from the installed unit
+  and run as written with the unit's Environment, as the unit's user (root),
+  headless, in private mount and network namespaces that hold what systemd
+  and the installer would have made: the installed binaries over /usr/bin and
+  /etc/carrel/policy.toml (overlays), the users `exam` and `carrel-admin`
+  when the machine lacks them (an overlaid /etc/passwd and /etc/group), and
+  RuntimeDirectory, LogsDirectory and StateDirectory with the unit's modes.
+  Carrel is ready when its control socket is there.
+- dist/policy.toml on a machine without nftables on PATH and without a
+  session bus: a session fails to begin (restriction_failed), never runs
+  unrestricted.
+
+Root only for the unit test (mount namespaces); it skips otherwise.
+"""
+
+from __future__ import annotations
+
+import configparser
+import grp
+import json
+import os
+import pwd
+import select
+import shlex
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+import carrel_harness as h
+from test_assessment import RESTRICTION_FAILED, World, client_python, pywayland_protocols  # noqa: F401  (fixtures)
+
+INSTALL = h.REPO / "meson-helpers" / "install"
+PROGRAMS = ("carrel", "carrelctl", "carrel-demo-exam")
+READY_TIMEOUT = 20.0
+
+
+def bindir() -> Path:
+    return h.carrel_bin().parent
+
+
+def run(argv, timeout=120.0, **kwargs) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=timeout,
+                              stdin=subprocess.DEVNULL, **kwargs)
+    except subprocess.TimeoutExpired:
+        raise h.HarnessError(f"{argv} did not finish within {timeout}s") from None
+
+
+def install(destdir: Path, prefix: str = "/usr") -> subprocess.CompletedProcess:
+    r = run([INSTALL, "--destdir", destdir, "--prefix", prefix, "--bindir-from", bindir()])
+    assert r.returncode == 0, f"install exited {r.returncode}\n{r.stderr}"
+    return r
+
+
+def unit_sections(path: Path) -> configparser.ConfigParser:
+    unit = configparser.ConfigParser(interpolation=None, strict=False)
+    unit.optionxform = str
+    unit.read(path)
+    return unit
+
+
+def tiny_dir(prefix: str) -> Path:
+    """A short directory under /tmp (sun_path is 108 bytes)."""
+    path = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
+    os.chmod(path, 0o755)
+    return path
+
+
+@pytest.fixture
+def staged(tmp_path) -> Path:
+    root = tmp_path / "stage"
+    install(root)
+    return root
+
+
+def test_install_lays_out_the_tree_and_keeps_an_edited_policy(staged, tmp_path, procs, logdir, logs):
+    for p in PROGRAMS:
+        installed = staged / "usr/bin" / p
+        assert installed.is_file() and os.access(installed, os.X_OK), installed
+        assert installed.read_bytes() == (bindir() / p).read_bytes(), f"{installed} is not {bindir() / p}"
+    unit = staged / "usr/lib/systemd/system/carrel-kiosk.service"
+    assert unit.read_text() == (h.REPO / "dist/carrel-kiosk.service").read_text(), "prefix /usr: the unit as shipped"
+    assert (staged / "usr/share/wayland-sessions/carrel.desktop").is_file()
+    xml = staged / "usr/share/carrel/protocols/carrel-assessment-v1.xml"
+    assert xml.read_bytes() == (h.REPO / "protocols/carrel-assessment-v1.xml").read_bytes()
+    policy = staged / "etc/carrel/policy.toml"
+    assert policy.read_text() == (h.REPO / "dist/policy.toml").read_text()
+    assert stat.S_IMODE(policy.stat().st_mode) == 0o644
+
+    # pkg-config finds the XML, as with wayland-protocols (sysroot: the staging tree).
+    pc_path = staged / "usr/share/pkgconfig"
+    assert (pc_path / "carrel-assessment.pc").is_file()
+    env = h.clean_env({"PKG_CONFIG_PATH": str(pc_path), "PKG_CONFIG_LIBDIR": str(pc_path)})
+    r = run(["pkg-config", "--variable=pkgdatadir", "carrel-assessment"], env=env, timeout=10)
+    # pkgconf's pc_sysrootdir is "/" by default: "//usr/…", as for wayland-protocols.
+    assert r.returncode == 0 and r.stdout.strip().lstrip("/") == "usr/share/carrel/protocols", (r.stdout, r.stderr)
+    r = run(["pkg-config", "--variable=pkgdatadir", "carrel-assessment"],
+            env={**env, "PKG_CONFIG_SYSROOT_DIR": str(staged)}, timeout=10)
+    assert r.returncode == 0 and Path(r.stdout.strip()) / "carrel-assessment-v1.xml" == xml, (r.stdout, r.stderr)
+    r = run(["pkg-config", "--modversion", "carrel-assessment"], env=env, timeout=10)
+    assert r.returncode == 0 and r.stdout.strip(), r.stderr
+
+    # The policy is the administrator's once installed.
+    policy.write_text(policy.read_text() + "\n# edited by the administrator\n")
+    edited = policy.read_text()
+    r = install(staged)
+    assert policy.read_text() == edited and "kept the existing" in r.stderr, r.stderr
+
+    # Another prefix: the unit and the session entry name its binaries.
+    other = tmp_path / "opt-stage"
+    install(other, prefix="/opt/carrel")
+    moved = (other / "opt/carrel/lib/systemd/system/carrel-kiosk.service").read_text()
+    assert "/opt/carrel/bin/carrel --kiosk" in moved and "/opt/carrel/bin/carrel-demo-exam" in moved, moved
+    assert "/usr/bin/carrel" not in moved
+    assert (other / "etc/carrel/policy.toml").is_file() and (other / "opt/carrel/bin/carrel").is_file()
+
+    # The installed carrel starts headless under the installed policy; its
+    # audit log and provider state go to scratch paths, and as root it runs
+    # in a mount namespace with a /run of its own (the policy's control
+    # socket is /run/carrel/control.sock).
+    scratch = tiny_dir("carrel-inst-")
+    try:
+        rfd, wfd = os.pipe()
+        os.set_inheritable(wfd, True)
+        err = logdir / "installed-carrel.stderr"
+        logs.append(("installed carrel stderr", err))
+        argv = [staged / "usr/bin/carrel", "--policy", policy, "--ready-fd", str(wfd),
+                "--audit-log", scratch / "audit.jsonl", "--provider-state-dir", scratch / "providers"]
+        if os.geteuid() == 0:
+            argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                    'mount -t tmpfs -o mode=0755 tmpfs /run && exec "$@"', "carrel", *argv]
+        env = h.clean_env({"XDG_RUNTIME_DIR": str(scratch), "WLR_BACKENDS": "headless", "WLR_RENDERER": "pixman"})
+        with open(err, "wb") as e:
+            proc = procs.spawn("installed-carrel", argv, env=env, stderr=e, pass_fds=(wfd,))
+        os.close(wfd)
+        ready, _, _ = select.select([rfd], [], [], READY_TIMEOUT)
+        assert ready, f"the installed carrel was not ready in {READY_TIMEOUT}s\n{h.tail(err)}"
+        assert os.read(rfd, 256).decode().startswith("wayland-"), h.tail(err)
+        os.close(rfd)
+        log = err.read_text(errors="replace")
+        assert f"policy {policy}: " in log and "providers network, media" in log, \
+            "carrel did not run under the installed policy"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0, h.tail(err)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _free_id(taken) -> int:
+    for candidate in range(64990, 60000, -1):
+        if candidate not in taken:
+            return candidate
+    raise h.HarnessError("no free uid/gid between 60000 and 64990")
+
+
+def _accounts(etc: Path) -> tuple[int, int]:
+    """Copies /etc/passwd and /etc/group into `etc` with `exam` and
+    `carrel-admin` added if this machine lacks them; returns (exam uid, admin gid)."""
+    passwd, group = Path("/etc/passwd").read_text(), Path("/etc/group").read_text()
+    try:
+        exam = pwd.getpwnam("exam").pw_uid
+    except KeyError:
+        exam = _free_id({p.pw_uid for p in pwd.getpwall()} | {g.gr_gid for g in grp.getgrall()})
+        passwd += f"exam:x:{exam}:{exam}:exam app:/nonexistent:/usr/sbin/nologin\n"
+        group += f"exam:x:{exam}:\n"
+    try:
+        admin = grp.getgrnam("carrel-admin").gr_gid
+    except KeyError:
+        admin = _free_id({g.gr_gid for g in grp.getgrall()} | {exam})
+        group += f"carrel-admin:x:{admin}:\n"
+    (etc / "passwd").write_text(passwd)
+    (etc / "group").write_text(group)
+    return exam, admin
+
+
+def _directories(service) -> list[tuple[str, str]]:
+    """(path, mode) of what systemd makes for RuntimeDirectory= and the others."""
+    made = []
+    for key, base, default_mode in (("RuntimeDirectory", "/run", "0755"), ("LogsDirectory", "/var/log", "0755"),
+                                    ("StateDirectory", "/var/lib", "0755")):
+        for name in service.get(key, "").split():
+            made.append((f"{base}/{name}", service.get(f"{key}Mode", default_mode)))
+    return made
+
+
+def test_shipped_unit_execstart_runs_as_systemd_would(staged, procs, logdir, logs, carrel_ctl_bin):
+    if os.geteuid() != 0:
+        pytest.skip("needs root: mount and network namespaces stand in for the installed machine")
+    h.require_tool("unshare")
+    h.require_tool("nsenter")
+    h.require_tool("dbus-run-session")
+    unit = unit_sections(staged / "usr/lib/systemd/system/carrel-kiosk.service")
+    service = unit["Service"]
+    assert service["Restart"] == "always", "the kiosk must come back whatever ends it"
+    assert unit["Unit"].get("StartLimitIntervalSec") == "0", "and not stop coming back after a few quick failures"
+    assert service["Type"] == "exec"
+    assert "User" not in service, "Carrel runs as root; the app as --app-user"
+    exec_start = shlex.split(service["ExecStart"])
+    assert "--app-user" in exec_start and "/usr/bin/carrel" in exec_start, exec_start
+    app_user = exec_start[exec_start.index("--app-user") + 1]
+    environment = dict(item.split("=", 1) for item in shlex.split(service.get("Environment", "")))
+    made = _directories(service)
+    assert ("/run/carrel", "0711") in made and ("/var/log/carrel", "0750") in made, made
+    assert any(path == "/var/lib/carrel" for path, _ in made), made
+
+    work = tiny_dir("carrel-unit-")
+    try:
+        etc = work / "etc"
+        (etc / "carrel").mkdir(parents=True)
+        shutil.copy2(staged / "etc/carrel/policy.toml", etc / "carrel/policy.toml")
+        exam_uid, admin_gid = _accounts(etc)
+        assert app_user == "exam"
+        varlib = work / "varlib"
+        varlib.mkdir()
+        # The service manager's side: the environment.
+        env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin", "LANG": "C.UTF-8", **environment,
+               "RUNTIME_DIRECTORY": "/run/carrel", "LOGS_DIRECTORY": "/var/log/carrel",
+               "STATE_DIRECTORY": "/var/lib/carrel",
+               # Headless: this machine has no seat for it.
+               "WLR_BACKENDS": "headless", "WLR_RENDERER": "pixman"}
+        mkdirs = []
+        for path, mode in made:
+            if path.startswith("/var/lib/"):
+                (varlib / Path(path).name).mkdir(mode=int(mode, 8))
+                os.chmod(varlib / Path(path).name, int(mode, 8))
+            else:
+                mkdirs.append(f"mkdir -p {path} && chmod {mode} {path}")
+        setup = " && ".join([
+            f"mount -t overlay overlay -o lowerdir={staged}/usr/bin:/usr/bin /usr/bin",
+            f"mount -t overlay overlay -o lowerdir={etc}:/etc /etc",
+            f"mount -t overlay overlay -o lowerdir={varlib}:/var/lib /var/lib",
+            "mount -t tmpfs -o mode=0755 tmpfs /run",
+            "mount -t tmpfs -o mode=0755 tmpfs /var/log",
+            *mkdirs,
+            'exec "$@"'])
+        argv = ["unshare", "--mount", "--net", "--propagation", "private", "sh", "-c", setup, "unit", *exec_start]
+        err = logdir / "unit.stderr"
+        logs.append(("unit stderr", err))
+        with open(err, "wb") as e:
+            proc = procs.spawn("unit", argv, env=env, stdout=e, stderr=e)
+
+        socket_path = "/run/carrel/control.sock"
+        seen = f"/proc/{proc.pid}/root{socket_path}"
+        assert h.wait_until(lambda: os.path.exists(seen) or proc.poll() is not None, READY_TIMEOUT) \
+            and proc.poll() is None, f"no control socket within {READY_TIMEOUT}s\n{h.tail(err)}"
+
+        inside = ["nsenter", "--mount", "--net", "--target", str(proc.pid)]
+        st = run([*inside, "stat", "-c", "%u %g %a", socket_path], timeout=10)
+        assert st.returncode == 0 and st.stdout.split() == ["0", str(admin_gid), "660"], (st.stdout, st.stderr)
+
+        def ctl(*prefix: str) -> subprocess.CompletedProcess:
+            return run([*inside, *prefix, "/usr/bin/carrelctl", "--socket", socket_path, "--json", "status"],
+                       timeout=15, env=h.clean_env())
+        r = ctl()
+        assert r.returncode == 0 and json.loads(r.stdout)["status"]["mode"] == "kiosk", (r.stdout, r.stderr)
+        member = ctl("setpriv", "--reuid=nobody", "--regid=nogroup", f"--groups={admin_gid}")
+        assert member.returncode == 0, f"a member of carrel-admin was refused: {member.stderr}"
+        stranger = ctl("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups")
+        assert stranger.returncode == 77, f"someone outside carrel-admin got in: {stranger.returncode} {stranger.stdout}"
+
+        # Carrel runs as root; the app as exam, with nothing of root's.
+        def app_status():
+            for entry in Path("/proc").iterdir():
+                if entry.name.isdigit():
+                    try:
+                        if os.readlink(entry / "exe").endswith("/carrel-demo-exam") and _in_namespace(entry, proc.pid):
+                            return (entry / "status").read_text()
+                    except OSError:
+                        continue
+            return None
+        status = h.wait_until(app_status, 10)
+        assert status, f"the app never ran\n{h.tail(err)}"
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        assert fields["Uid"].split()[:2] == [str(exam_uid)] * 2, fields["Uid"]
+        assert int(fields["CapEff"], 16) == 0 and int(fields["CapBnd"], 16) == 0, (fields["CapEff"], fields["CapBnd"])
+        assert fields["NoNewPrivs"].strip() == "1"
+        audit = run([*inside, "cat", "/var/log/carrel/audit.jsonl"], timeout=10)
+        assert audit.returncode == 0 and '"event":"started"' in audit.stdout, audit.stderr
+
+        os.killpg(proc.pid, signal.SIGTERM)  # as systemd stops the unit's cgroup
+        proc.wait(timeout=15)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _in_namespace(entry: Path, pid: int) -> bool:
+    try:
+        return os.readlink(entry / "ns/mnt") == os.readlink(f"/proc/{pid}/ns/mnt")
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def carrel_ctl_bin() -> Path:
+    return bindir() / "carrelctl"
+
+
+def test_shipped_policy_fails_closed_without_what_its_providers_need(carrel, procs, logdir, logs, tmp_path,
+                                                                     client_python, pywayland_protocols):
+    """No nft on PATH and no session bus: begin fails, naming the provider. (The
+    policy's control socket is left as it is: without the group carrel-admin
+    Carrel runs without one, logged.)"""
+    w = World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+              env={"PATH": "/usr/bin:/bin", "DBUS_SESSION_BUS_ADDRESS": f"unix:path={tmp_path}/no-bus"},
+              args=("--policy", str(h.REPO / "dist/policy.toml"),
+                    "--provider-state-dir", str(tmp_path / "providers")))
+    a = w.client("exam")
+    a.map()
+    a.bind()
+    a.begin()
+    m = a.expect(r"session s (began|failed (\d+) (.*))", what="the answer to begin")
+    assert m.group(1) != "began", "began without the restrictions the shipped policy turns on"
+    assert int(m.group(2)) == RESTRICTION_FAILED and "network" in m.group(3), m.group(0)
+    records = [json.loads(line) for line in w.carrel.audit_log.read_text().splitlines()]
+    assert [r["reason"] for r in records if r["event"] == "provider_failed"] == ["apply"], records
+    w.alive()
+
+
+def _rendered(value) -> str:
+    """A TOML value as docs/POLICY.md's built-in table writes it."""
+    if isinstance(value, bool):
+        return "`true`" if value else "`false`"
+    if isinstance(value, str):
+        return f'`"{value}"`'
+    return f"`{value}`"
+
+
+def test_readme_names_exactly_the_keys_where_the_shipped_policy_differs():
+    import re
+    import tomllib
+
+    shipped = tomllib.loads((h.REPO / "dist/policy.toml").read_text())
+    keys = {f"{table}.{key}": value for table, entries in shipped.items() for key, value in entries.items()}
+    built_in_section = (h.REPO / "docs/POLICY.md").read_text().split("## The built-in policy", 1)[1]
+    built_in = {m.group(1): m.group(2).strip() for m in
+                re.finditer(r"^\| `([a-z_.]+)` \| ([^|]+) \|", built_in_section, re.M)}
+    assert set(keys) <= set(built_in), f"keys the built-in table does not list: {set(keys) - set(built_in)}"
+    differing = {key for key, value in keys.items() if _rendered(value) != built_in[key]}
+    readme = (h.REPO / "README.md").read_text().split("## An exam machine", 1)[1].split("\n## ", 1)[0]
+    listed = set(re.findall(r"^\| `([a-z_.]+)` \|", readme, re.M))
+    assert listed == differing, f"README lists {sorted(listed)}; the shipped policy differs in {sorted(differing)}"
+    assert differing >= {"providers.network", "providers.media", "control.group"}, differing
+
+
+@pytest.mark.parametrize("user, says", [("carrel-no-such-user", "no such user"), ("root", "that is root")])
+def test_app_user_that_cannot_be_used_stops_carrel_at_start(carrel, tmp_path, user, says):
+    if os.geteuid() != 0:
+        pytest.skip("as root; unprivileged, --app-user is refused for that reason first")
+    marker = tmp_path / "ran"
+    c = carrel.start(app=["touch", str(marker)], args=["--app-user", user], wait_ready=False)
+    try:
+        status = c.proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"carrel kept running with --app-user {user}\n{c.evidence()}") from None
+    assert status != 0, c.evidence()
+    err = c.stderr_path.read_text(errors="replace")
+    assert f"--app-user {user}: {says}" in err, err[-3000:]
+    assert not marker.exists(), "the app ran although its user could not be used"
