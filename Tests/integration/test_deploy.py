@@ -232,6 +232,10 @@ def test_shipped_unit_execstart_runs_as_systemd_would(staged, procs, logdir, log
                "STATE_DIRECTORY": "/var/lib/carrel",
                # Headless: this machine has no seat for it.
                "WLR_BACKENDS": "headless", "WLR_RENDERER": "pixman"}
+        # A build against a wlroots outside the library path (the 0.18 leg)
+        # finds it as the test suite does; an installed Carrel needs nothing.
+        if os.environ.get("LD_LIBRARY_PATH"):
+            env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
         mkdirs = []
         for path, mode in made:
             if path.startswith("/var/lib/"):
