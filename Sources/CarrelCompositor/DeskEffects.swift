@@ -75,8 +75,8 @@ extension Server {
         case .switchVirtualTerminal(let vt):
             // Core asks only when the seat has terminals (a real session).
             if let session { wlr_session_change_vt(session, UInt32(vt)) }
-        case .drawMagnifier(let magnifier):
-            drawMagnifier(magnifier)
+        case .drawMagnifier:
+            drawMagnifier()
         case .log(let entry):
             log(entry)
         }

@@ -5,17 +5,21 @@ import CarrelShim
 /// zoom and filter; here it follows the pointer and the text cursor, and
 /// every output repaints through it.
 extension Server {
-    /// Core's `.drawMagnifier`: from the next frame every output shows it.
-    func drawMagnifier(_ magnifier: Magnifier) {
-        self.magnifier = magnifier
+    /// What Core says to draw for `screen_magnifier`.
+    var magnifier: Magnifier { desk.magnifier }
+
+    /// Core's `.drawMagnifier` (the Desk holds the new state): from the next
+    /// frame every output shows it.
+    func drawMagnifier() {
         // Damaged whole both ways: turning it off must repaint what it drew.
         repaintOutputs()
     }
 
-    /// The pointer moved (layout coordinates): a zoomed view follows it.
+    /// The pointer is at (x, y) in layout coordinates: a zoomed view follows it
+    /// when it moved.
     func magnifierPointerMoved(x: Double, y: Double) {
-        magnifierFocus.pointerMoved(to: Point(x: Int(x.rounded(.down)), y: Int(y.rounded(.down))))
-        if magnifier.zoom > 1 { repaintOutputs() }
+        if magnifierFocus.pointerMoved(to: Point(x: Int(x.rounded(.down)), y: Int(y.rounded(.down)))),
+           magnifier.zoom > 1 { repaintOutputs() }
     }
 
     /// The focused text input reported its cursor (layout coordinates).
@@ -30,7 +34,6 @@ extension Server {
         let size = Size(width: Int(output.pointee.width), height: Int(output.pointee.height))
         let box = WlrootsVersion.layoutBox(outputLayout, output)
         let focus = magnifierFocus.point.map { Point(x: $0.x - Int(box?.x ?? 0), y: $0.y - Int(box?.y ?? 0)) }
-            ?? Point(x: size.width / 2, y: size.height / 2)
         return magnifier.visibleRegion(around: focus, output: size)
     }
 }

@@ -79,8 +79,6 @@ public final class Server {
     /// Restriction providers (network, media): recovery, cgroup, verify timer.
     private(set) var providerHost: ProviderHost?
     private var exitStatus: Int32 = 0
-    /// What Core last said to draw for `screen_magnifier` (Server+Magnifier.swift).
-    var magnifier = Magnifier.off
     /// Where the magnifier looks: the pointer or the text cursor, whichever moved last.
     var magnifierFocus = MagnifierFocus()
     /// Text input and the input method, when the policy names one.

@@ -321,34 +321,34 @@ struct PolicyReader {
     }
 
     private mutating func readAudit(_ t: TOMLTable, into audit: inout AuditPolicy) {
-        let path = ["audit"]
-        if let file = string(t, path + ["path"], expected: "an absolute path") {
-            if Self.isCanonicalAbsolutePath(file) && file != "/" {
-                audit.path = file
-            } else {
-                problem(path + ["path"], "must be an absolute path of a file (no . or .. parts, no trailing /), e.g. \"\(AuditPolicy.defaultPath)\", got \(Self.quoted(file))")
-            }
+        if let file = absolutePath(t, ["audit", "path"], of: "a file", example: AuditPolicy.defaultPath) {
+            audit.path = file
         }
     }
 
     private mutating func readMetrics(_ t: TOMLTable, into metrics: inout MetricsPolicy) {
-        let path = ["metrics", "textfile_dir"]
-        guard let directory = string(t, path, expected: "an absolute path") else { return }
-        if Self.isCanonicalAbsolutePath(directory) && directory != "/" {
+        if let directory = absolutePath(t, ["metrics", "textfile_dir"], of: "node-exporter's textfile directory",
+                                        example: MetricsPolicy.debianTextfileDirectory) {
             metrics.textfileDirectory = directory
-        } else {
-            problem(path, "must be the absolute path of node-exporter's textfile directory (no . or .. parts, no trailing /), e.g. \"\(MetricsPolicy.debianTextfileDirectory)\", got \(Self.quoted(directory))")
         }
     }
 
     private mutating func readAttestation(_ t: TOMLTable, into attestation: inout AttestationPolicy) {
-        let path = ["attestation", "key"]
-        guard let file = string(t, path, expected: "an absolute path") else { return }
-        if Self.isCanonicalAbsolutePath(file) && file != "/" {
+        if let file = absolutePath(t, ["attestation", "key"], of: "the private key `carrel keygen` wrote",
+                                   example: "\(AttestationPolicy.defaultKeyDirectory)/attestation.key") {
             attestation.keyPath = file
-        } else {
-            problem(path, "must be the absolute path of the private key `carrel keygen` wrote (no . or .. parts, no trailing /), e.g. \"\(AttestationPolicy.defaultKeyDirectory)/attestation.key\", got \(Self.quoted(file))")
         }
+    }
+
+    /// The absolute path at `path` (of `what`, for the message), or a problem
+    /// naming what was wrong and an example.
+    private mutating func absolutePath(_ t: TOMLTable, _ path: [String], of what: String, example: String) -> String? {
+        guard let value = string(t, path, expected: "an absolute path") else { return nil }
+        guard Self.isCanonicalAbsolutePath(value) && value != "/" else {
+            problem(path, "must be the absolute path of \(what) (no . or .. parts, no trailing /), e.g. \"\(example)\", got \(Self.quoted(value))")
+            return nil
+        }
+        return value
     }
 
     // MARK: - Values

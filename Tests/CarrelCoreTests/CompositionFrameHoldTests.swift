@@ -18,7 +18,8 @@ struct CompositionFrameHoldTests {
 
     @Test func framesWaitAfterARelayUntilTheLimit() {
         var hold = CompositionFrameHold()
-        hold.relayed(at: start)
+        let began = hold.relayed(at: start)
+        #expect(began, "a wait begins")
         #expect(hold.holds(at: start))
         #expect(hold.holds(at: after(7)))
         #expect(!hold.holds(at: after(8)))
@@ -28,7 +29,7 @@ struct CompositionFrameHoldTests {
     @Test func theAppsRedrawLetsTheFrameGo() {
         var hold = CompositionFrameHold()
         hold.relayed(at: start)
-        hold.composingWindowRedrew()
+        hold.release()
         #expect(!hold.holds(at: start))
         #expect(hold.deadline == nil)
     }
@@ -36,7 +37,8 @@ struct CompositionFrameHoldTests {
     @Test func aWaitsDeadlineNeverMoves() {
         var hold = CompositionFrameHold()
         hold.relayed(at: start)
-        hold.relayed(at: after(6))
+        let again = hold.relayed(at: after(6))
+        #expect(!again, "no second wait while one runs")
         #expect(hold.deadline == after(8))
         #expect(!hold.holds(at: after(8)))
     }
@@ -44,7 +46,7 @@ struct CompositionFrameHoldTests {
     @Test func afterAWaitTheNextFrameGoesWhateverIsRelayed() {
         var hold = CompositionFrameHold()
         hold.relayed(at: start)
-        hold.composingWindowRedrew()
+        hold.release()
         hold.relayed(at: after(1))
         #expect(!hold.holds(at: after(1)), "the redraw's frame is owed before a new wait")
         hold.frameRendered()

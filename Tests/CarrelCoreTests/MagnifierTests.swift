@@ -80,6 +80,10 @@ struct MagnifierTests {
     @Test("unzoomed, the region is the whole output")
     func unzoomed() {
         #expect(Magnifier().visibleRegion(around: Point(x: 123, y: 45), output: Self.output) == Rect(x: 0, y: 0, width: 800, height: 600))
+        // Before anything moved the view is on the output's centre.
+        var doubled = Magnifier()
+        _ = doubled.zoomIn()
+        #expect(doubled.visibleRegion(around: nil, output: Self.output) == Rect(x: 200, y: 150, width: 400, height: 300))
     }
 
     @Test("the focus follows whichever moved last, the pointer or the text cursor")
@@ -97,6 +101,11 @@ struct MagnifierTests {
         #expect(!repeated && focus.point == Point(x: 5, y: 6))
         let moved = focus.textCursorReported(Rect(x: 110, y: 200, width: 2, height: 20))
         #expect(moved && focus.point == Point(x: 111, y: 210))
+        // The pointer reported again where it was (windows changed under it) does not take the view back either.
+        let still = focus.pointerMoved(to: Point(x: 5, y: 6))
+        #expect(!still && focus.point == Point(x: 111, y: 210))
+        let movedOn = focus.pointerMoved(to: Point(x: 6, y: 6))
+        #expect(movedOn && focus.point == Point(x: 6, y: 6))
     }
 }
 

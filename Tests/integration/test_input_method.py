@@ -369,9 +369,11 @@ def changed_outside(before, after, box) -> int:
     return count
 
 
-def start_demo(carrel, procs, logdir, logs, tmp_path, allow_input_method, engines=("mozc",)):
+def start_demo(carrel, procs, logdir, logs, tmp_path, allow_input_method, engines=("mozc",), also_allow=()):
     """The demo exam under carrel nested in Xvfb, the policy naming `engines`, on
-    its free-text question. Returns (carrel, display, stdout reader, field box, empty screenshot)."""
+    its free-text question, its session allowing `input_method` (when asked) and
+    the features in `also_allow`. Returns (carrel, display, stdout reader, field
+    box, empty screenshot)."""
     from test_demo_exam import demo_bin, field_box
     from test_enforcement import x_windows
     demo = demo_bin()
@@ -381,7 +383,8 @@ def start_demo(carrel, procs, logdir, logs, tmp_path, allow_input_method, engine
     policy = write_policy(tmp_path, engines)
     script = tmp_path / "free-text.script"
     script.write_text(DEMO_SCRIPT)
-    app = [str(demo), "--script", str(script)] + (["--allow", "input_method"] if allow_input_method else [])
+    allowed = (["input_method"] if allow_input_method else []) + list(also_allow)
+    app = [str(demo), "--script", str(script)] + [arg for feature in allowed for arg in ("--allow", feature)]
     c = carrel.start(app=app, args=["--policy", str(policy)], backend="x11",
                      env={"DISPLAY": display, "LANG": "C.UTF-8"}, wait_ready=False)
     out = lambda: c.stdout_path.read_text(errors="replace")  # noqa: E731

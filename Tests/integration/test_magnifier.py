@@ -247,31 +247,12 @@ def test_zoom_follows_the_text_cursor(carrel, procs, logdir, logs, tmp_path, art
     Carrel offers with a policy input method, to a window that may compose): zoomed 3x with the pointer at the top,
     away from the field, typing moves the view to the field, whose white then fills
     far more of the screen than unzoomed; moving the pointer takes the view back."""
-    from test_demo_exam import demo_bin, field_box
-    from test_input_method import DEMO_SCRIPT, restarted_engine_composes_for_demo, write_policy
+    from test_input_method import restarted_engine_composes_for_demo, start_demo
     h.require_tool("xdotool")
     h.require_tool("fcitx5")
-    display = start_xvfb(procs, logdir, logs)
-    policy = write_policy(tmp_path, ["mozc"])
-    script = tmp_path / "free-text.script"
-    script.write_text(DEMO_SCRIPT)
-    # Text input enters only a window that may compose: the session allows input_method too.
-    c = carrel.start(app=[str(demo_bin()), "--script", str(script), "--allow", "screen_magnifier",
-                          "--allow", "input_method"],
-                     args=["--policy", str(policy)], backend="x11",
-                     env={"DISPLAY": display, "LANG": "C.UTF-8"}, wait_ready=False)
-    out = lambda: c.stdout_path.read_text(errors="replace")  # noqa: E731
-    assert h.wait_until(lambda: "carrel-demo-exam: answer 4 1" in out(), 30), \
-        f"the script did not reach the free-text question\n{c.evidence()}"
-    assert h.wait_until(lambda: x_windows(display), 10), "carrel has no X window"
-    shot = [None]
-
-    def field_shown():
-        shot[0] = screenshot(display)
-        return field_box(shot[0]) is not None
-
-    assert h.wait_until(field_shown, 15, interval=0.25), f"no answer field on screen\n{c.evidence()}"
-    box, plain = field_box(shot[0]), count_white(shot[0])
+    c, display, _, box, empty = start_demo(carrel, procs, logdir, logs, tmp_path, allow_input_method=True,
+                                           also_allow=("screen_magnifier",))
+    plain = count_white(empty)
     restarted_engine_composes_for_demo(c)
     env = h.clean_env({"DISPLAY": display})
     subprocess.run(["xdotool", "windowfocus", "--sync", x_windows(display)[0]], env=env, check=True, timeout=10)

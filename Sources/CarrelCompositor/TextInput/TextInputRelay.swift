@@ -46,12 +46,10 @@ final class TextInputRelay {
         self.seat = seat
         self.logger = logger
         popupLayer = WlrootsVersion.createTree(in: server.scene)
-        holdTimer = EventLoopTimer(loop: wl_display_get_event_loop(server.display)) { [unowned server] in
-            server.textInput?.letFramesGo()
-        }
         wlr_scene_node_place_above(WlrootsVersion.node(of: popupLayer), WlrootsVersion.node(of: appLayer))
         let textInputs = wlr_text_input_manager_v3_create(server.display)!
         let inputMethods = wlr_input_method_manager_v2_create(server.display)!
+        holdTimer = EventLoopTimer(loop: wl_display_get_event_loop(server.display)) { [unowned self] in letFramesGo() }
         listeners.on(&textInputs.pointee.events.text_input) { [unowned self] data in
             let endpoint = TextInputEndpoint(data!.assumingMemoryBound(to: wlr_text_input_v3.self), relay: self)
             endpoints.append(endpoint)
@@ -110,8 +108,9 @@ final class TextInputRelay {
     func committed(_ endpoint: TextInputEndpoint) {
         followTextCursor(endpoint)
         guard endpoint === active, let engine else { return }
-        if engineState(of: endpoint) != stateSentToEngine {
-            sendState(of: endpoint, to: engine)
+        let state = engineState(of: endpoint)
+        if state != stateSentToEngine {
+            send(state, to: engine)
             wlr_input_method_v2_send_done(engine)
         }
         updatePopups()
@@ -120,13 +119,21 @@ final class TextInputRelay {
     /// The magnifier follows the text cursor of the focused window's text
     /// input, whether or not the input method composes for it.
     private func followTextCursor(_ endpoint: TextInputEndpoint) {
-        guard endpoint.reportsCursorRectangle, let surface = endpoint.focusedSurface,
-              let node = server.sceneNode(of: surface) else { return }
+        guard endpoint.reportsCursorRectangle, let cursor = layoutCursor(of: endpoint) else { return }
+        server.magnifierTextCursorReported(Rect(x: Int(cursor.x), y: Int(cursor.y),
+                                                 width: Int(cursor.width), height: Int(cursor.height)))
+    }
+
+    /// The endpoint's text cursor in layout coordinates, while its surface is
+    /// in the scene.
+    private func layoutCursor(of endpoint: TextInputEndpoint) -> wlr_box? {
+        guard let surface = endpoint.focusedSurface, let node = server.sceneNode(of: surface) else { return nil }
         var x: Int32 = 0, y: Int32 = 0
         wlr_scene_node_coords(node, &x, &y)
-        let cursor = endpoint.cursorRectangle
-        server.magnifierTextCursorReported(Rect(x: Int(x + cursor.x), y: Int(y + cursor.y),
-                                                 width: Int(cursor.width), height: Int(cursor.height)))
+        var cursor = endpoint.cursorRectangle
+        cursor.x += x
+        cursor.y += y
+        return cursor
     }
 
     func disabled(_ endpoint: TextInputEndpoint) {
@@ -143,7 +150,7 @@ final class TextInputRelay {
         logger.debug("input method: activating the engine for the focused text input (engine \(engine == nil ? "absent" : "present"))")
         guard let engine else { return }
         wlr_input_method_v2_send_activate(engine)
-        sendState(of: endpoint, to: engine)
+        send(engineState(of: endpoint), to: engine)
         wlr_input_method_v2_send_done(engine)
         updatePopups()
     }
@@ -162,8 +169,7 @@ final class TextInputRelay {
 
     /// Surrounding text (bounded), content type (with the hints the session
     /// denies stripped) and the change cause.
-    private func sendState(of endpoint: TextInputEndpoint, to engine: UnsafeMutablePointer<wlr_input_method_v2>) {
-        let state = engineState(of: endpoint)
+    private func send(_ state: EngineTextState, to engine: UnsafeMutablePointer<wlr_input_method_v2>) {
         if let surrounding = state.surrounding {
             wlr_input_method_v2_send_surrounding_text(engine, surrounding.text, surrounding.cursor, surrounding.anchor)
         }
@@ -251,10 +257,7 @@ final class TextInputRelay {
     /// Composed text just went to the app: frames wait for its redraw (at
     /// most `CompositionFrameHold.limit`).
     private func holdFrames(untilRedrawOf surface: UnsafeMutablePointer<wlr_surface>?) {
-        guard let surface, let holdTimer else { return }
-        let before = frameHold.deadline
-        frameHold.relayed(at: AssessmentService.now())
-        guard frameHold.deadline != before else { return }
+        guard let surface, let holdTimer, frameHold.relayed(at: AssessmentService.now()) else { return }
         holdSurface = surface
         holdTimer.arm(after: CompositionFrameHold.limit)
     }
@@ -268,7 +271,6 @@ final class TextInputRelay {
     /// A window's surface committed; the composing app's redraw lets frames go.
     func surfaceCommitted(_ surface: UnsafeMutablePointer<wlr_surface>) {
         guard surface == holdSurface else { return }
-        frameHold.composingWindowRedrew()
         letFramesGo()
     }
 
@@ -337,16 +339,11 @@ final class TextInputRelay {
 
     /// Every popup shown at the active text input's cursor, or hidden.
     func updatePopups() {
-        var x: Int32 = 0, y: Int32 = 0
-        var cursor = wlr_box()
-        var anchored = false
-        if let active, let surface = active.focusedSurface, let node = server.sceneNode(of: surface) {
-            wlr_scene_node_coords(node, &x, &y)
-            cursor = active.cursorRectangle
-            x += cursor.x
-            y += cursor.y + cursor.height
-            anchored = true
-        }
+        let anchoredAt = active.flatMap(layoutCursor)
+        let anchored = anchoredAt != nil
+        let cursor = anchoredAt ?? wlr_box()
+        // The popup's top left: just under the text cursor.
+        let x = cursor.x, y = cursor.y + cursor.height
         var hidden = false
         for popup in popups {
             let shown = anchored && server.decide { $0.candidatePopupShown(for: server.clientID(popup.client)) }

@@ -18,8 +18,9 @@ public enum ColourFilter: String, Sendable, Hashable, CaseIterable, CustomString
     }
 
     /// What the filter makes of one 8-bit grey level or colour channel
-    /// (`highContrast` after the luma is taken); the compositor's C shim
-    /// applies the same curve, and tests check pixels against this.
+    /// (`highContrast` after the luma is taken): the curve's definition. The
+    /// pixels are made by the C shim (`output_magnifier.c`, per pixel), which
+    /// `test_magnifier.py` checks in the X server's screenshots.
     public static func highContrastLevel(_ luma: Int) -> Int {
         max(0, min(255, (luma - 128) * 2 + 128))
     }

@@ -60,10 +60,12 @@ public struct Magnifier: Sendable, Hashable, CustomStringConvertible {
     /// The part of an output of `output` size that fills it at this zoom,
     /// in output-local pixels: `output / zoom` in size, placed so that
     /// `focus` (the pointer or the text cursor) shows where it is on the
-    /// output. The pointer then lies over what it points at, so a click
-    /// lands on what the person sees under it; the region follows the focus
-    /// to every edge and never shows anything outside the output.
-    public func visibleRegion(around focus: Point, output: Size) -> Rect {
+    /// output: while the view follows the pointer, the pointer lies over what
+    /// it points at, so a click lands on what the person sees under it. The
+    /// region follows the focus to every edge and never shows anything
+    /// outside the output; with no focus yet it is the output's centre.
+    public func visibleRegion(around focus: Point?, output: Size) -> Rect {
+        let focus = focus ?? Point(x: output.width / 2, y: output.height / 2)
         let width = max(1, (output.width + zoom - 1) / zoom)
         let height = max(1, (output.height + zoom - 1) / zoom)
         let x = Self.clamp(focus.x, 0, output.width), y = Self.clamp(focus.y, 0, output.height)

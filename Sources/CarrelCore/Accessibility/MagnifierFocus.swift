@@ -7,11 +7,22 @@ public struct MagnifierFocus: Sendable, Hashable {
     /// The text cursor last reported: clients repeat it with every text
     /// input commit, and only a move should take the view from the pointer.
     private var textCursor: Rect?
+    /// The pointer's last position: the compositor reports it again when
+    /// windows change under a still pointer, and only a move should take the
+    /// view from the text cursor.
+    private var pointer: Point?
 
     public init(point: Point? = nil) { self.point = point }
 
-    /// The pointer moved: the magnifier follows it.
-    public mutating func pointerMoved(to point: Point) { self.point = point }
+    /// The pointer is at `point`: when it moved, the magnifier follows it.
+    /// Returns whether the focus moved.
+    @discardableResult
+    public mutating func pointerMoved(to point: Point) -> Bool {
+        guard point != pointer else { return false }
+        pointer = point
+        self.point = point
+        return true
+    }
 
     /// The focused text input reported its cursor rectangle (layout
     /// coordinates): when it moved, the magnifier follows its centre, so

@@ -16,7 +16,7 @@
 /// var hold = CompositionFrameHold()
 /// hold.relayed(at: now)                 // preedit sent to the app
 /// hold.holds(at: now)                   // true: the popup's redraw waits
-/// hold.composingWindowRedrew()          // the app committed: render both
+/// hold.release()                        // the app committed: render both
 /// hold.frameRendered()                  // the next relay may wait again
 /// ```
 public struct CompositionFrameHold: Sendable, Equatable {
@@ -42,18 +42,17 @@ public struct CompositionFrameHold: Sendable, Equatable {
     }
 
     /// Composed text (preedit, commit or deletion) went to the app at `now`.
-    /// Starts a wait unless one is running or a frame is owed.
-    public mutating func relayed(at now: Instant) {
-        guard state == .idle else { return }
+    /// Starts a wait unless one is running or a frame is owed; returns
+    /// whether one began (the compositor then arms a timer for `deadline`).
+    @discardableResult
+    public mutating func relayed(at now: Instant) -> Bool {
+        guard state == .idle else { return false }
         state = .waiting(until: now.advanced(by: Self.limit))
+        return true
     }
 
-    /// The composing window committed a redraw: frames go.
-    public mutating func composingWindowRedrew() {
-        if case .waiting = state { state = .frameOwed }
-    }
-
-    /// Composition ended, or the engine or the app went away: frames go.
+    /// The composing window redrew, composition ended, or the engine or the
+    /// app went away: frames go.
     public mutating func release() {
         if case .waiting = state { state = .frameOwed }
     }
