@@ -25,7 +25,8 @@ extension AssessmentConfiguration {
     public mutating func setConfiguration(_ configuration: AssessmentParticipantConfiguration,
                                           for application: AssessmentApplication) {
         if !participants.contains(application.policyName) { participants.append(application.policyName) }
-        participantConfigurations[application.policyName] = configuration
+        // The default is no configuration at all, so equal meanings compare equal.
+        participantConfigurations[application.policyName] = configuration == AssessmentParticipantConfiguration() ? nil : configuration
     }
 
     /// Stops naming `application` as a participant.

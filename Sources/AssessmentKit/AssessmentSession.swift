@@ -153,17 +153,7 @@ public final class AssessmentSession: Identifiable {
             deliver(.failed(error as! AssessmentError))
             return
         }
-        if let version = manager.protocolVersion, !configuration.participants.isEmpty,
-           !AssessmentProtocol.supportsMultipleParticipants(version: version) {
-            state = .failed
-            deliver(.failed(AssessmentError(
-                .multipleParticipantsNotSupported,
-                message: "the configuration names participants (\(configuration.distinctParticipants.joined(separator: ", "))), "
-                    + "but the compositor speaks protocol version \(version), which cannot start them; "
-                    + "begin without participants or use a newer Carrel")))
-            return
-        }
-        if let refusal = networkDenialRefusal(configuration) {
+        if let refusal = versionRefusal(configuration, instead: "begin without participants or use a newer Carrel") {
             state = .failed
             deliver(.failed(refusal))
             return
@@ -215,15 +205,7 @@ public final class AssessmentSession: Identifiable {
                     + "end the session and begin one with the new configuration")))
             return
         }
-        if let version = manager.protocolVersion, !newConfiguration.participants.isEmpty,
-           !AssessmentProtocol.supportsMultipleParticipants(version: version) {
-            deliver(.updateFailed(newConfiguration, AssessmentError(
-                .multipleParticipantsNotSupported,
-                message: "the configuration names participants (\(newConfiguration.distinctParticipants.joined(separator: ", "))), "
-                    + "but the compositor speaks protocol version \(version), which cannot start them; update without participants")))
-            return
-        }
-        if let refusal = networkDenialRefusal(newConfiguration) {
+        if let refusal = versionRefusal(newConfiguration, instead: "update without participants") {
             deliver(.updateFailed(newConfiguration, refusal))
             return
         }
@@ -233,12 +215,20 @@ public final class AssessmentSession: Identifiable {
         manager.update(self, to: newConfiguration)
     }
 
-    /// A configuration that takes network away cannot be kept by a
-    /// compositor older than protocol version 3, which has no request for
-    /// it: fail rather than begin with more network than the app asked for.
-    private func networkDenialRefusal(_ configuration: AssessmentConfiguration) -> AssessmentError? {
-        guard configuration.deniesNetwork, let version = manager.protocolVersion,
-              !AssessmentProtocol.supportsNetworkDenial(version: version) else { return nil }
+    /// What the lockdown's protocol version cannot carry, checked before a
+    /// begin or update is sent: participants before version 2 (it could not
+    /// say why one failed to start; `instead` says what to do), and network
+    /// taken away before version 3, which has no request for it — fail
+    /// rather than begin with more network than the app asked for.
+    private func versionRefusal(_ configuration: AssessmentConfiguration, instead: String) -> AssessmentError? {
+        guard let version = manager.protocolVersion else { return nil }
+        if !configuration.participants.isEmpty, !AssessmentProtocol.supportsMultipleParticipants(version: version) {
+            return AssessmentError(
+                .multipleParticipantsNotSupported,
+                message: "the configuration names participants (\(configuration.distinctParticipants.joined(separator: ", "))), "
+                    + "but the compositor speaks protocol version \(version), which cannot start them; \(instead)")
+        }
+        guard configuration.deniesNetwork, !AssessmentProtocol.supportsNetworkDenial(version: version) else { return nil }
         return AssessmentError(
             .unsupportedConfiguration,
             message: "the configuration sets allowsNetworkAccess = false, but the compositor speaks protocol version \(version), "

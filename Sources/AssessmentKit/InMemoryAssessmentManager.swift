@@ -140,6 +140,13 @@ public final class InMemoryAssessmentManager: AssessmentManaging {
         }
     }
 
+    /// This lockdown cannot sign: each request is answered unavailable, from
+    /// the queue like every other answer, in request order.
+    public func requestAttestation(_ session: AssessmentSession, nonce: [UInt8]) {
+        queue.append((session.id, .attestationFailed(AttestationError(
+            .unavailable, message: "this lockdown (InMemoryAssessmentManager) cannot sign statements; run the app inside Carrel"))))
+    }
+
     public func release(_ id: AssessmentSession.ID) {
         guard sessions.removeValue(forKey: id) != nil else { return }
         requests.append(.release)

@@ -40,7 +40,7 @@ public struct AttestationEnvelope: Sendable, Equatable {
 /// Why a statement is refused, by kind (the exit status of `carrelctl attest verify`).
 public struct AttestationRejection: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Kind: String, Sendable {
-        /// Not an envelope, not canonical JSON, too large, or a field missing.
+        /// Not an envelope, not JSON, too large, or a field missing.
         case malformed
         /// Signed by another key than the one given.
         case wrongKey = "wrong_key"
@@ -73,8 +73,9 @@ public struct AttestationExpectations: Sendable, Equatable {
     }
 }
 
-/// Checks a statement: size, signature by the given key, canonical form,
-/// then the expectations. The first failure is the answer.
+/// Checks a statement: size, signature by the given key, then the
+/// expectations (the signature covers the exact bytes, so a re-encoded
+/// statement fails it; the Python verifier also checks the canonical form). The first failure is the answer.
 public enum AttestationVerifier {
     /// Statements Carrel makes are at most this long (AttestationStatement.maximumByteCount).
     public static let maximumStatementByteCount = 3072

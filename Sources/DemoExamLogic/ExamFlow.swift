@@ -304,9 +304,6 @@ public final class ExamFlow: AssessmentSessionDelegate {
         record(.updateFailed(configuration, error))
     }
 
-    /// Question `index` is no longer shown: an uncommitted composition in
-    /// its field goes (the input method is disabled with it), and its
-    /// free-text answer is logged if it changed since last logged.
     /// Ends `session`, handing the answers in first when `handIn` is set; an
     /// end while they are being handed in is the same end.
     private func endHandingIn(_ session: AssessmentSession) {
@@ -330,6 +327,9 @@ public final class ExamFlow: AssessmentSessionDelegate {
         return all
     }
 
+    /// Question `index` is no longer shown: an uncommitted composition in
+    /// its field goes (the input method is disabled with it), and its
+    /// free-text answer is logged if it changed since last logged.
     private func leaveQuestion(_ index: Int) {
         answerFields[index]?.setPreedit(nil)
         guard let text = answerFields[index]?.text, text != (loggedText[index] ?? "") else { return }

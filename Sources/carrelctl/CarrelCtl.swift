@@ -86,12 +86,7 @@ extension CarrelCtl {
             case .failure(let failure): throw client.fail(failure, status: ExitStatus.usage)
             }
             try client.perform(force ? .forceEnd(reason: reason) : .end(reason: reason)) { response in
-                guard let outcome = response.outcome else { return "done" }
-                guard outcome.forced == true else {
-                    return "session \(outcome.session) interrupted (administrative): \(outcome.message ?? reason)"
-                }
-                let stop = outcome.appStopGraceSeconds.map { "; its app gets SIGTERM unless it exits, then SIGKILL after \($0) s" } ?? ""
-                return "session \(outcome.session) ended by force (administrative): \(outcome.message ?? reason)\(stop)"
+                Report.ended(response, reason: reason)
             }
         }
     }

@@ -107,7 +107,11 @@ struct ControlClient {
 enum Report {
     static func ended(_ response: ControlResponse, reason: String) -> String {
         guard let outcome = response.outcome else { return "done" }
-        return "session \(outcome.session) interrupted (administrative): \(outcome.message ?? reason)"
+        guard outcome.forced == true else {
+            return "session \(outcome.session) interrupted (administrative): \(outcome.message ?? reason)"
+        }
+        let stop = outcome.appStopGraceSeconds.map { "; its app gets SIGTERM unless it exits, then SIGKILL after \($0) s" } ?? ""
+        return "session \(outcome.session) ended by force (administrative): \(outcome.message ?? reason)\(stop)"
     }
 
     static func extended(_ response: ControlResponse) -> String {

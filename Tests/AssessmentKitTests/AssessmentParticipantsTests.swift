@@ -114,6 +114,50 @@ struct AssessmentParticipantsTests {
         #expect(lockdown.lockedConfiguration == AssessmentConfiguration())
     }
 
+    @Test("network taken away through a compositor older than version 3 fails at once, begin and update, without a request")
+    func networkDenialOnVersionTwo() {
+        let lockdown = InMemoryAssessmentManager()
+        lockdown.protocolVersion = 2
+        var ownerOff = AssessmentConfiguration()
+        ownerOff.mainParticipantConfiguration.allowsNetworkAccess = false
+        var calculatorOff = AssessmentConfiguration()
+        calculatorOff.setConfiguration(AssessmentParticipantConfiguration(allowsNetworkAccess: false),
+                                       for: AssessmentApplication(policyName: "calculator"))
+        for configuration in [ownerOff, calculatorOff] {
+            let (session, recorder) = makeSession(lockdown, configuration)
+            session.begin()
+            #expect(recorder.events.map(\.kind) == [.failed])
+            if case .failed(let error) = recorder.events.first {
+                #expect(error.code == .unsupportedConfiguration)
+                #expect(error.message.contains("allowsNetworkAccess = false") && error.message.contains("version 2"))
+            }
+        }
+        #expect(lockdown.requests.isEmpty)
+
+        let (plain, plainRecorder) = makeSession(lockdown)
+        plain.begin()
+        lockdown.dispatch()
+        plain.update(to: ownerOff)
+        #expect(plainRecorder.events.last?.kind == .updateFailed)
+        #expect(lockdown.requests == [.begin(AssessmentConfiguration())], "the refused update was never sent")
+
+        // A version-3 lockdown (the default) takes the denial to it.
+        let (current, currentRecorder) = makeSession(InMemoryAssessmentManager(), calculatorOff)
+        current.begin()
+        #expect(currentRecorder.events.isEmpty, "sent, answered later")
+    }
+
+    @Test("a participant given the default configuration compares equal to one named in the plain list")
+    func defaultConfigurationIsNoConfiguration() {
+        var named = AssessmentConfiguration(participants: ["calculator"])
+        var configured = AssessmentConfiguration()
+        configured.setConfiguration(AssessmentParticipantConfiguration(), for: AssessmentApplication(policyName: "calculator"))
+        #expect(configured == named)
+        named.setConfiguration(AssessmentParticipantConfiguration(allowsNetworkAccess: false),
+                               for: AssessmentApplication(policyName: "calculator"))
+        #expect(configured != named)
+    }
+
     @Test("an update through a lockdown that cannot update fails at once")
     func updatesNotSupported() {
         let lockdown = InMemoryAssessmentManager()

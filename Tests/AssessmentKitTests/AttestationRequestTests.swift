@@ -40,6 +40,8 @@ struct AttestationRequestTests {
                 order.append(index)
             }
         }
+        #expect(order.isEmpty, "answered later, never from within the request")
+        lockdown.dispatch()
         #expect(order == [0, 1, 2])
         #expect(session.state == .active, "a refused statement leaves the session as it was")
     }

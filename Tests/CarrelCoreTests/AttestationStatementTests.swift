@@ -68,7 +68,7 @@ struct AttestationStatementTests {
         tally.countBlocked(AuditKind.capture)
         tally.countBlocked(AuditKind.clipboard)
         let statement = try make(record, nonce: [0xde, 0xad] + Array(repeating: 0x01, count: 14), tally: tally).get()
-        let configurationText = #"{"allowed_features":["spell_check","input_method"],"participants":[],"time_limit_seconds":1800}"#
+        let configurationText = #"{"allowed_features":["spell_check","input_method"],"network_denied_participants":[],"owner_network_denied":false,"participants":[],"time_limit_seconds":1800}"#
         let expected = "{"
             + #""audit":{"chain_head":"ch","seq":12},"#
             + #""blocked_attempts":{"capture":2,"clipboard":1,"focus_steal":0,"foreign_window":0,"hidden_global":0,"virtual_input":0},"#
@@ -87,11 +87,16 @@ struct AttestationStatementTests {
         #expect(statement.bytes.count <= AttestationStatement.maximumByteCount)
     }
 
-    @Test("the configuration as digested: features and participants sorted, duplicates once, the effective limit")
+    @Test("the configuration as digested: features and participants sorted, duplicates once, network taken away, the effective limit")
     func configuration() {
         let configuration = AssessmentConfiguration(allowedFeatures: [.screenReader, .spellCheck], participants: ["calc", "atlas", "calc"])
         #expect(AttestationStatement.configurationJSON(configuration, timeLimitSeconds: 600).text
-            == #"{"allowed_features":["spell_check","screen_reader"],"participants":["atlas","calc"],"time_limit_seconds":600}"#)
+            == #"{"allowed_features":["spell_check","screen_reader"],"network_denied_participants":[],"owner_network_denied":false,"participants":["atlas","calc"],"time_limit_seconds":600}"#)
+        // Network taken away is signed too (a denial of a participant it does not name is not).
+        let denying = AssessmentConfiguration(participants: ["calc", "atlas"], networkDeniedParticipants: ["calc", "browser"],
+                                              ownerNetworkDenied: true)
+        #expect(AttestationStatement.configurationJSON(denying, timeLimitSeconds: 600).text
+            == #"{"allowed_features":[],"network_denied_participants":["calc"],"owner_network_denied":true,"participants":["atlas","calc"],"time_limit_seconds":600}"#)
     }
 
     @Test("an interrupted session says so, with every reason, even after later requests")

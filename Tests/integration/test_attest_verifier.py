@@ -89,6 +89,20 @@ def test_nonces_are_single_use_and_expire():
         carrel_attest.NonceStore(nbytes=8)
 
 
+def test_the_nonce_store_forgets_what_is_two_periods_old_and_still_refuses_it():
+    now = [100.0]
+    store = carrel_attest.NonceStore(ttl_seconds=10, clock=lambda: now[0])
+    used, unused = store.issue(), store.issue()
+    store.consume(used)
+    now[0] += 21
+    store.issue()  # issuing forgets what is older than two periods
+    assert len(store._issued) == 1 and not store._used, "old nonces were kept"
+    for nonce in (used, unused):
+        with pytest.raises(carrel_attest.Refused) as refused:
+            store.consume(nonce)
+        assert refused.value.reason == "nonce_unknown"
+
+
 def test_malformed_envelopes_say_what_is_missing():
     private, public, fp = make_key()
     verifier = carrel_attest.Verifier([public], carrel_attest.NonceStore())

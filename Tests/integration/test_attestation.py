@@ -151,7 +151,9 @@ def test_demo_exam_hands_in_answers_with_a_statement_that_verifies(carrel, demo,
     import hashlib
     assert fields["policy"]["digest"] == hashlib.sha256((tmp_path / "policy.toml").read_bytes()).hexdigest()
     assert fields["carrel"]["executable_digest"] == hashlib.sha256(h.carrel_bin().read_bytes()).hexdigest()
-    assert fields["configuration"] == {"allowed_features": [], "participants": [], "time_limit_seconds": 480 * 60}
+    assert fields["configuration"] == {"allowed_features": [], "network_denied_participants": [],
+                                       "owner_network_denied": False, "participants": [],
+                                       "time_limit_seconds": 480 * 60}
     assert fields["configuration_digest"] == hashlib.sha256(
         carrel_attest.canonical_bytes(fields["configuration"])).hexdigest()
     assert set(fields["blocked_attempts"]) >= {"capture", "clipboard", "focus_steal"}

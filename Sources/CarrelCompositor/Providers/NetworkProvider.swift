@@ -49,22 +49,26 @@ final class NetworkProvider: RestrictionProvider {
             exempt = try SessionCgroup.create(named: SessionCgroup.ownerName)
             adopted = (pid, try exempt.adopt(pid))
         }
-        let wanted = cgroups(of: set, owner: exempt.relativePath)
-        let text: String
         do {
-            text = try NetworkRuleset(tableName: tableName, allowedCgroups: wanted).text()
-        } catch {
-            releaseOwner()
-            throw ProviderError(error.description)
-        }
-        do {
-            try Self.nft(["-f", "-"], input: text, doing: "load the ruleset")
+            try load(cgroups(of: set, owner: exempt.relativePath), doing: "load the ruleset")
         } catch {
             releaseOwner()
             throw error
         }
-        allowed = wanted
         ownerCgroup = exempt.relativePath
+    }
+
+    /// Loads the ruleset letting `wanted` through, in one nft transaction
+    /// (a refused one leaves the previous ruleset as it was).
+    private func load(_ wanted: [String], doing what: String) throws(ProviderError) {
+        let text: String
+        do {
+            text = try NetworkRuleset(tableName: tableName, allowedCgroups: wanted).text()
+        } catch {
+            throw ProviderError(error.description)
+        }
+        try Self.nft(["-f", "-"], input: text, doing: what)
+        allowed = wanted
     }
 
     /// The cgroups `set` lets through: the owner's unless its network is
@@ -82,14 +86,7 @@ final class NetworkProvider: RestrictionProvider {
         guard let ownerCgroup else { return }  // not applied: nothing to fit
         let wanted = cgroups(of: set, owner: ownerCgroup)
         guard wanted != allowed else { return }
-        let text: String
-        do {
-            text = try NetworkRuleset(tableName: tableName, allowedCgroups: wanted).text()
-        } catch {
-            throw ProviderError(error.description)
-        }
-        try Self.nft(["-f", "-"], input: text, doing: "load the ruleset for the updated participants")
-        allowed = wanted
+        try load(wanted, doing: "load the ruleset for the updated participants")
     }
 
     /// The cgroups of the set's participants that keep the network (they

@@ -54,11 +54,17 @@ public struct AttestationStatement: Sendable, Hashable {
     public var text: String { String(decoding: bytes, as: UTF8.self) }
 
     /// The configuration as the statement carries it and its digest covers:
-    /// allowed features and participants sorted, the effective time limit.
+    /// allowed features and participants sorted, the participants whose
+    /// network it takes away (sorted, only those it names), whether it takes
+    /// the owner's, the effective time limit.
     public static func configurationJSON(_ configuration: AssessmentConfiguration, timeLimitSeconds: UInt32) -> CanonicalJSON {
-        .object([
+        let participants = Set(configuration.participants)
+        return .object([
             "allowed_features": .array(configuration.allowedFeatures.sorted().map { .string($0.protocolName) }),
-            "participants": .array(Set(configuration.participants).sorted().map { .string($0) }),
+            "network_denied_participants": .array(configuration.networkDeniedParticipants.intersection(participants)
+                .sorted().map { .string($0) }),
+            "owner_network_denied": .bool(configuration.ownerNetworkDenied),
+            "participants": .array(participants.sorted().map { .string($0) }),
             "time_limit_seconds": .integer(Int64(timeLimitSeconds)),
         ])
     }

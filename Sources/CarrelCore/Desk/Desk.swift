@@ -230,7 +230,11 @@ public struct Desk: Sendable {
     public mutating func toplevelMapped(_ id: WindowID, now: Instant) -> [DeskEffect] {
         guard let owner = windows.owner(of: id) else { return [] }
         if owner.role == .participant {
-            windows.mapped(id, beneath: windows.topmostMapped(role: .app)?.id)
+            // Beneath the session owner's window (any role: an app-requested
+            // lock's too); outside a session, the app's.
+            let exam = restrictions.flatMap { set in windows.entries.last { $0.isMapped && $0.owner.client == set.owner } }
+                ?? windows.topmostMapped(role: .app)
+            windows.mapped(id, beneath: exam?.id)
         } else {
             windows.mapped(id)
         }

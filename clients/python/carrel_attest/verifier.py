@@ -39,7 +39,12 @@ def canonical_bytes(value: Any) -> bytes:
 
 
 class NonceStore:
-    """Nonces this server issued: each may be used once, within `ttl_seconds`."""
+    """Nonces this server issued: each may be used once, within `ttl_seconds`.
+
+    Bounded: a nonce issued more than twice `ttl_seconds` ago is forgotten,
+    used or not, and from then on refused as unknown (it would be refused as
+    expired anyway), so a server handing out nonces for days keeps only
+    those of the last two periods."""
 
     def __init__(self, ttl_seconds: float = 600.0, nbytes: int = 32,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -49,13 +54,14 @@ class NonceStore:
         self.nbytes = nbytes
         self.clock = clock
         self._issued: dict[str, float] = {}
-        self._used: set[str] = set()
+        self._used: dict[str, float] = {}
         self._lock = threading.Lock()
 
     def issue(self) -> str:
         """A new nonce, hex, to hand to one exam app for one submission."""
         nonce = secrets.token_hex(self.nbytes)
         with self._lock:
+            self._forget_old()
             self._issued[nonce] = self.clock()
         return nonce
 
@@ -63,7 +69,15 @@ class NonceStore:
         """Adds a nonce issued elsewhere (another process of the same server,
         a store kept on disk) as if `issue` had made it at `issued_at`."""
         with self._lock:
+            self._forget_old()
             self._issued[nonce] = self.clock() if issued_at is None else issued_at
+
+    def _forget_old(self) -> None:
+        """Drops nonces issued more than two periods ago (the lock held)."""
+        horizon = self.clock() - 2 * self.ttl
+        for table in (self._issued, self._used):
+            for old in [n for n, issued in table.items() if issued < horizon]:
+                del table[old]
 
     def consume(self, nonce: str) -> None:
         """Marks `nonce` used; refuses one never issued, already used or too old."""
@@ -75,7 +89,7 @@ class NonceStore:
             if issued is None:
                 raise Refused("nonce_unknown", f"nonce {nonce[:16]}… was not issued by this server: "
                               "the statement was made for another server or request")
-            self._used.add(nonce)
+            self._used[nonce] = issued
             if self.clock() - issued > self.ttl:
                 raise Refused("nonce_expired", f"nonce {nonce[:16]}… was issued {self.clock() - issued:.0f} s ago, "
                               f"more than the {self.ttl:.0f} s allowed: ask for a new one")
