@@ -92,7 +92,7 @@ public final class Server {
     /// The engine's private HOME.
     var inputMethodDirectory: String?
     /// Who the engine runs as when Carrel runs as root.
-    var inputMethodUser: InputMethodProcess.User?
+    var inputMethodUser: HelperUser?
     /// The virtual keyboards of the input method and the on-screen keyboard.
     private(set) var virtualKeyboards: VirtualKeyboardHost!
     /// The on-screen keyboard of sessions that allow it.

@@ -76,7 +76,7 @@ struct PolicyReader {
             readAttestation(t, into: &policy.attestation)
         }
         if let t = section(root, ["magnifier"], keys: ["zoom_in", "zoom_out", "zoom_off", "colour_filter"]) {
-            readMagnifier(t, emergency: policy.emergencyBinding, into: &policy.magnifier)
+            readMagnifier(t, emergency: policy.emergencyBinding, unlock: policy.guidedAccess.unlockKeys, into: &policy.magnifier)
         }
         return policy
     }
@@ -208,7 +208,8 @@ struct PolicyReader {
 
     /// Each key replaces its default; no two of the four may be the same
     /// combination, nor any of them the emergency binding.
-    private mutating func readMagnifier(_ t: TOMLTable, emergency: KeyCombination?, into magnifier: inout MagnifierPolicy) {
+    private mutating func readMagnifier(_ t: TOMLTable, emergency: KeyCombination?, unlock: KeyCombination?,
+                                        into magnifier: inout MagnifierPolicy) {
         var read = magnifier
         for (_, key, _) in magnifier.combinations where t[key] != nil {
             guard let combination = keyCombination(t, ["magnifier", key]) else { continue }
@@ -223,6 +224,10 @@ struct PolicyReader {
         for entry in all where t[entry.key] != nil {
             if let emergency, Self.sameKeys(emergency, entry.combination) {
                 problem(["magnifier", entry.key], "is the same combination as emergency.binding (\(emergency)); choose another")
+                return
+            }
+            if let unlock, Self.sameKeys(unlock, entry.combination) {
+                problem(["magnifier", entry.key], "is the same combination as guided_access.unlock_keys (\(unlock)); choose another")
                 return
             }
         }
@@ -252,9 +257,7 @@ struct PolicyReader {
         guard let keys = keyCombination(t, path + ["unlock_keys"]) else { return }
         if t["passcode_hash"] == nil {
             problem(path + ["unlock_keys"], "needs passcode_hash: without a passcode Guided Access is off and there is nothing to unlock")
-        } else if let emergency, keys.modifiers == emergency.modifiers,
-                  keys.keyName.lowercased() == emergency.keyName.lowercased() {
-            // The compositor resolves key names without regard to case.
+        } else if let emergency, Self.sameKeys(keys, emergency) {
             problem(path + ["unlock_keys"], "is the same combination as emergency.binding (\(keys)); choose another")
         } else {
             guided.unlockKeys = keys

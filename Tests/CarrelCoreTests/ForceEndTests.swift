@@ -29,6 +29,9 @@ struct ForceEndTests {
         #expect(ControlRequest.forceEnd(reason: "x").command == "end")
         let bad = ControlRequest.parse(Array(#"{"command":"end","reason":" ","force":true}"#.utf8))
         #expect(throws: ControlFailure.self) { try bad.get() }
+        // A forced end names no session: a compare-and-set it would not keep is refused, not dropped.
+        let both = ControlRequest.parse(Array(#"{"command":"end","reason":"hung","force":true,"session":3}"#.utf8))
+        #expect(throws: ControlFailure.self) { try both.get() }
     }
 
     @Test("an active session hears interrupted(administrative), then ended; restrictions come down first")

@@ -118,6 +118,8 @@ let invalidValues: [Invalid] = [
     Invalid("[magnifier]\nzoom_in = \"Alt+equal\"", "magnifier.zoom_in", line: 2, "at least 2 modifiers"),
     Invalid("[emergency]\nbinding = \"Ctrl+Alt+Shift+Escape\"\n[magnifier]\nzoom_off = \"shift+alt+ctrl+escape\"", "magnifier.zoom_off", line: 4, "same combination as emergency.binding"),
     Invalid("[magnifier]\npan = \"Logo+Alt+p\"", "magnifier.pan", line: 2, "unknown"),
+    Invalid("[guided_access]\npasscode_hash = \"pbkdf2-sha256$210000$MDEyMzQ1Njc4OWFiY2RlZg==$Q3os0h/jCZv6Foj249mDwZUfUCyemDVq02lvi9RWuBA=\"\nunlock_keys = \"Logo+Alt+u\"\n[magnifier]\ncolour_filter = \"alt+logo+U\"",
+            "magnifier.colour_filter", line: 5, "same combination as guided_access.unlock_keys"),
     // [providers]
     Invalid("[providers]\nnetwork = \"yes\"", "providers.network", line: 2, "true or false"),
     Invalid("[providers]\nmedia = 1", "providers.media", line: 2, "true or false, got 1"),

@@ -7,8 +7,9 @@ WAYLAND_SOCKET).
 
 It asks for a layer surface on the overlay layer, then for a band like
 wvkbd's whose buffer is three times the height it is configured to (red,
-reaching far above the band), then for a second band; after HOLD seconds it
-asks for keyboard focus on its band. What it was told goes to REPORT_FILE,
+reaching far above the band), then for a second band; once REPORT_FILE.go
+exists (the test has looked at the band; at most 60 s) it asks for keyboard
+focus on its band. What it was told goes to REPORT_FILE,
 one line each: `globals ...`, `overlay closed`, `band configured W H`,
 `second closed`, `band closed`, `holding`."""
 
@@ -19,7 +20,7 @@ import time
 
 sys.path.insert(0, sys.argv[1])
 REPORT = sys.argv[2]
-HOLD = 3.0
+GO = REPORT + ".go"  # the test creates it once it has looked at the band
 
 from pywayland.client import Display  # noqa: E402
 from carrel_osk.wayland import WlCompositor, WlShm  # noqa: E402
@@ -97,8 +98,8 @@ display.roundtrip()
 layer_surface(layers.top.value, "second")
 display.roundtrip()
 note("holding")
-deadline = time.monotonic() + HOLD
-while time.monotonic() < deadline:
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline and not os.path.exists(GO):
     display.roundtrip()
     time.sleep(0.1)
 band_ls.set_keyboard_interactivity(ZwlrLayerSurfaceV1.keyboard_interactivity.exclusive.value)

@@ -34,22 +34,30 @@ final class OnScreenKeyboardHost {
     /// the keyboard runs exactly while they allow it.
     func follow(_ restrictions: RestrictionSet?, command: [String]) {
         let wanted = OnScreenKeyboard.runs(under: restrictions)
-        if wanted, process == nil {
+        if wanted, process == nil, !endedInSession {
             start(command)
         } else if !wanted {
             stop()
         }
     }
 
+    /// The keyboard ended or could not start while the restrictions allowed
+    /// it: it is not started again until they come down (an update that
+    /// still allows it starts nothing).
+    private var endedInSession = false
+
     private func start(_ command: [String]) {
         do {
             let socket = try server.roles.connect(.onScreenKeyboard)
             defer { close(socket) }
             // No session bus: the keyboard reaches nothing but Carrel's socket.
+            // It runs as Carrel's user: wvkbd as nobody cannot make its
+            // buffers in Carrel's runtime directory (see docs/DEPLOY.md).
             process = try AppProcess.launch(command, connection: .connectedSocket(socket),
                                             environment: ["DBUS_SESSION_BUS_ADDRESS": nil], logger: logger,
                                             label: "on-screen keyboard", ownProcessGroup: true)
         } catch {
+            endedInSession = true
             server.roles.disconnectClients(of: .onScreenKeyboard)
             logger.error("on-screen keyboard: could not be started: \(error); the session goes on without it (check [on_screen_keyboard] command)")
         }
@@ -58,6 +66,7 @@ final class OnScreenKeyboardHost {
     /// Ends the keyboard: its connection first (its surface leaves the
     /// screen at once), then its process group.
     func stop() {
+        endedInSession = false
         server.roles.disconnectClients(of: .onScreenKeyboard)
         guard let process else { return }
         self.process = nil
@@ -71,6 +80,7 @@ final class OnScreenKeyboardHost {
         guard let process, let status = process.reap() else { return }
         process.endGroup()
         self.process = nil
+        endedInSession = true
         server.roles.disconnectClients(of: .onScreenKeyboard)
         logger.warning("on-screen keyboard (pid \(process.pid)) ended: \(status); the session goes on without it")
     }
@@ -101,9 +111,11 @@ final class OnScreenKeyboardHost {
         }
         switch placement {
         case .close:
-            surface.close()
-            surface.remove()
+            surface.remove(sendClosed: true)
             if self.surface === surface { self.surface = nil }
+            // Its destroy listener is gone with it: Core hears here (nothing
+            // happens if Core already let the client go).
+            server.drive { $0.onScreenKeyboardSurfaceGone(client) }
         case .place(let band, let shown):
             if surface.place(band: band, shown: shown, output: server.outputs.first?.wlrOutput) {
                 // A band that stops being drawn must not keep its last pixels.

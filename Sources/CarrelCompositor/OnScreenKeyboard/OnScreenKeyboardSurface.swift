@@ -57,15 +57,11 @@ final class OnScreenKeyboardSurface {
         return wasShown && !visible
     }
 
-    /// Sends `closed` and draws nothing more of it.
-    func close() {
+    /// Draws nothing more of it and stops listening; with `sendClosed`, tells
+    /// the client its surface is closed (a refused one).
+    func remove(sendClosed: Bool = false) {
         listeners.disconnectAll()
-        wlr_scene_node_set_enabled(WlrootsVersion.node(of: container), false)
-        WlrootsVersion.closeLayerSurface(layerSurface)
-    }
-
-    func remove() {
-        listeners.disconnectAll()
+        if sendClosed { WlrootsVersion.closeLayerSurface(layerSurface) }
         wlr_scene_node_destroy(WlrootsVersion.node(of: container))
     }
 }

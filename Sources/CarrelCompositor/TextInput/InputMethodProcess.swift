@@ -18,23 +18,6 @@ final class InputMethodProcess {
 
     private init(pid: pid_t) { self.pid = pid }
 
-    /// An unprivileged account the engine runs as.
-    struct User {
-        let uid: uid_t
-        let gid: gid_t
-    }
-
-    /// `nobody` when Carrel runs as root (mozc's server exits at once as
-    /// root, and an engine that reads every key needs no privilege); nil
-    /// otherwise: the engine runs as Carrel's user.
-    static func unprivilegedUser() -> User? {
-        guard geteuid() == 0, let entry = getpwnam("nobody") else { return nil }
-        return User(uid: entry.pointee.pw_uid, gid: entry.pointee.pw_gid)
-    }
-
-    /// setpriv (util-linux) drops to `user` before running the engine.
-    static let setpriv = "/usr/bin/setpriv"
-
     /// The addons fcitx5 loads: its Wayland frontend, its popup, plain keys,
     /// and the engines' own addons (pinyin needs its helper and punctuation).
     static func addons(for engines: [String]) -> [String] {
@@ -51,7 +34,7 @@ final class InputMethodProcess {
 
     /// Writes fcitx5's profile and global configuration under `home`
     /// (XDG_CONFIG_HOME is `home/.config`).
-    static func prepareConfiguration(home: String, engines: [String], prediction: Bool, user: User?) throws {
+    static func prepareConfiguration(home: String, engines: [String], prediction: Bool, user: HelperUser?) throws {
         let fcitx = "\(home)/.config/fcitx5"
         let directories = [home, "\(home)/.config", "\(home)/.config/mozc", "\(home)/.local", "\(home)/.local/share", fcitx, "\(fcitx)/conf"]
         for directory in directories {
@@ -109,7 +92,7 @@ final class InputMethodProcess {
 
     /// Launches `policy.command` with Carrel's addon list, on `socket`, its
     /// configuration and HOME (mozc keeps its settings there) under `home`.
-    static func launch(_ policy: InputMethodPolicy, socket: Int32, home: String, prediction: Bool, user: User?,
+    static func launch(_ policy: InputMethodPolicy, socket: Int32, home: String, prediction: Bool, user: HelperUser?,
                        logger: Logger) throws -> InputMethodProcess {
         try prepareConfiguration(home: home, engines: policy.engines, prediction: prediction, user: user)
         // Its one connection is the socket pair's end; its configuration
@@ -120,8 +103,8 @@ final class InputMethodProcess {
             "HOME": home, "XDG_CONFIG_HOME": "\(home)/.config", "XDG_DATA_HOME": "\(home)/.local/share",
             "DBUS_SESSION_BUS_ADDRESS": nil,
         ]
-        let drop = user.map { [setpriv, "--reuid=\($0.uid)", "--regid=\($0.gid)", "--clear-groups", "--"] } ?? []
-        let command = drop + policy.command + ["--disable=all", "--enable=\(addons(for: policy.engines).joined(separator: ","))"]
+        let engine = policy.command + ["--disable=all", "--enable=\(addons(for: policy.engines).joined(separator: ","))"]
+        let command = user.map { $0.wrap(engine) } ?? engine
         let pid: pid_t
         do {
             // A process group of its own: mozc's server, which the engine

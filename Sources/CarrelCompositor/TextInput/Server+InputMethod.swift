@@ -23,7 +23,7 @@ extension Server {
     /// /tmp, owned by that user, mode 0700.
     func startInputMethod(runtimeDirectory: String) throws {
         guard desk.policy.inputMethod != nil else { return }
-        let user = InputMethodProcess.unprivilegedUser()
+        let user = HelperUser.whenRoot()
         var template = Array((user == nil ? "\(runtimeDirectory)/carrel-input-method-XXXXXX" : "/tmp/carrel-input-method-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
             throw CompositorError.launch("input method: cannot create its home directory: \(SystemError.current)")

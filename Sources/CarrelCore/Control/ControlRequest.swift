@@ -108,6 +108,9 @@ public enum ControlRequest: Sendable, Hashable {
             guard let reason = wire.reason else {
                 return .failure(ControlFailure(.badRequest, "end needs a \"reason\": the message the exam app is shown"))
             }
+            if wire.force == true, wire.session != nil {
+                return .failure(ControlFailure(.badRequest, "a forced end acts on whatever session is live; send \"force\" or \"session\", not both"))
+            }
             return validateReason(reason).map { wire.force == true ? .forceEnd(reason: $0) : .end(reason: $0, session: wire.session) }
         case "extend":
             guard let minutes = wire.minutes else {
@@ -125,11 +128,15 @@ public enum ControlRequest: Sendable, Hashable {
             return validatePasscode(passcode).map { .unlock(passcode: $0) }
         default:
             // Echoed for the log too: control characters become "?".
-            let shown = String(String.UnicodeScalarView(wire.command.unicodeScalars.prefix(64).map {
-                $0.properties.generalCategory == .control ? "?" : $0
-            }))
-            return .failure(ControlFailure(.unknownCommand, "unknown command \"\(shown)\"; known: status, end, extend, lock, unlock, reload"))
+            return .failure(ControlFailure(.unknownCommand, "unknown command \"\(shown(wire.command))\"; known: status, end, extend, lock, unlock, reload"))
         }
+    }
+
+    /// A word as a message may echo it: short, control characters as "?".
+    static func shown(_ word: String) -> String {
+        String(String.UnicodeScalarView(word.unicodeScalars.prefix(64).map {
+            $0.properties.generalCategory == .control ? "?" : $0
+        }))
     }
 
     /// A reason must say something, fit the limit and be one line of text.

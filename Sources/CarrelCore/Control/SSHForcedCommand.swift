@@ -62,10 +62,5 @@ public enum SSHForcedCommand {
         return .success(id)
     }
 
-    /// A word as a message may echo it: short, control characters as "?".
-    private static func shown(_ word: String) -> String {
-        String(String.UnicodeScalarView(word.unicodeScalars.prefix(64).map {
-            $0.properties.generalCategory == .control ? "?" : $0
-        }))
-    }
+    private static func shown(_ word: String) -> String { ControlRequest.shown(word) }
 }
