@@ -51,6 +51,8 @@ Commands:
                             127.0.0.1:PORT (netprobe.py's); prints `connect TAG ok`
                             or `connect TAG fail WHY`
   exit                      disconnects and exits 0 (so does EOF on stdin)
+  exit_on_ended             from now on, hearing `ended` on any session exits as `exit` does
+                            (an app that quits at once, with no round trip through the test)
 
 Events printed (one line each, flushed at once):
   manager M feature FEATURE ENFORCEMENT | manager M lock_state STATE | manager M done
@@ -167,6 +169,7 @@ class Client:
         self.keep: list[object] = []
         self.compositor = self.shm = self.wm_base = self.seat = None
         self.running = True
+        self.exit_on_ended = False
         self.roles: dict = {}  # window name -> (xdg_surface, xdg_toplevel)
         self.stdin_buffer = b""
         self._libwc = ctypes.CDLL(self._loaded_libwayland_client())
@@ -319,7 +322,7 @@ class Client:
         d["began"] = lambda _: emit("session", session_name, "began")
         d["failed"] = lambda _, r, m: emit("session", session_name, "failed", r, m)
         d["interrupted"] = lambda _, r, m: emit("session", session_name, "interrupted", r, m)
-        d["ended"] = lambda _: emit("session", session_name, "ended")
+        d["ended"] = lambda _: self.on_ended(session_name)
         d["updated"] = lambda _: emit("session", session_name, "updated")
         d["update_failed"] = lambda _, r, m: emit("session", session_name, "update_failed", r, m)
         d["attestation"] = lambda _, statement, signature: emit(
@@ -432,6 +435,11 @@ class Client:
         toplevel.destroy()
         xdg_surface.destroy()
 
+    def on_ended(self, session_name: str) -> None:
+        emit("session", session_name, "ended")
+        if self.exit_on_ended:
+            self.running = False
+
     def sync(self, tag: str) -> None:
         callback = self.display.sync()
         callback.dispatcher["done"] = lambda *_: emit("synced", tag)
@@ -508,6 +516,8 @@ class Client:
             emit("connect", args[1], netprobe.attempt(int(args[0])))
         elif op == "exit":
             self.running = False
+        elif op == "exit_on_ended":
+            self.exit_on_ended = True
         else:
             raise ValueError(op)
 
@@ -544,6 +554,8 @@ class Client:
                     display.dispatch(block=False)
                 except RuntimeError:
                     self._fail()
+                if not self.running:
+                    break  # an event said to exit (exit_on_ended)
                 if display.flush() < 0 and self._libwc.wl_display_get_error(self._display_ptr()):
                     self._fail()  # (a -1 with no display error is EAGAIN: flush again later)
                 readable, _, _ = select.select([stdin_fd, fd], [], [])
