@@ -79,10 +79,11 @@ final class AuditLog {
 
     /// Appends one record; `sync`: on disk before this returns.
     func record(_ event: String, session: SessionID? = nil, subject: AuditSubject? = nil, reason: String? = nil,
-                kind: String? = nil, detail: String? = nil, count: UInt64? = nil, sync: Bool = false) {
+                kind: String? = nil, detail: String? = nil, count: UInt64? = nil, actor: String? = nil,
+                sync: Bool = false) {
         let record = AuditRecord(time: Self.wallClock(), run: run, event: event, session: session?.raw,
                                  role: subject?.role, pid: subject.map(\.pid), reason: reason, kind: kind,
-                                 detail: detail, count: count)
+                                 detail: detail, count: count, actor: actor)
         let line = chain.append(record)
         guard writeAll(Array((line + "\n").utf8)) else { return }
         if sync && fdatasync(fd) != 0 {
