@@ -31,7 +31,7 @@ struct CarrelCommand: ParsableCommand {
         per line.
         """,
         version: version,
-        subcommands: [CheckPolicyCommand.self, HashPasscodeCommand.self, KeygenCommand.self]
+        subcommands: [CheckPolicyCommand.self, HashPasscodeCommand.self, KeygenCommand.self, MetricsRehearseCommand.self]
     )
 
     @Option(name: .long, help: ArgumentHelp("The policy file. Without this option: \(PolicyFile.defaultPath) if it exists, else the built-in policy (docs/POLICY.md).", valueName: "path"))
