@@ -74,6 +74,9 @@ final class AuditLog {
 
     // MARK: - Recording
 
+    /// Where each record also goes, as a journal entry (nil: nowhere).
+    var journal: JournalForwarder?
+
     /// Set by `close`: nothing more is written.
     private var closed = false
 
@@ -88,6 +91,11 @@ final class AuditLog {
         guard writeAll(Array((line + "\n").utf8)) else { return }
         if sync && fdatasync(fd) != 0 {
             fail("cannot flush the audit log \(path) to disk: \(SystemError.current)")
+        }
+        if let journal {
+            var written = record
+            written.seq = chain.seq
+            journal.forward(written, hash: chain.head)
         }
     }
 
@@ -121,6 +129,7 @@ final class AuditLog {
         guard !closed else { return }
         summariseAll(session: nil)
         record(AuditEvent.stopped, detail: detail, sync: true)
+        journal?.close()
         closed = true
         timer?.cancel()
         timer = nil
