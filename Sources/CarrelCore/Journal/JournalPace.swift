@@ -14,6 +14,12 @@ public struct JournalPace: Sendable {
         public var byKind: [String: UInt64]
         public var seqs: [UInt64]
         public var window: Duration
+
+        public init(byKind: [String: UInt64], seqs: [UInt64], window: Duration) {
+            self.byKind = byKind
+            self.seqs = seqs
+            self.window = window
+        }
     }
 
     public enum Decision: Sendable, Equatable {
