@@ -15,8 +15,9 @@ import Logging
 /// - `--journal-export PATH`: the journal export format, for
 ///   `systemd-journal-remote` reading a FIFO (or a file that grows). While
 ///   no reader has the FIFO open, entries wait in order (up to
-///   `backlogLimit`) and go when one opens it again, so the receiver's
-///   journal has every sequence number across its restart.
+///   `backlogLimit`) and go when one opens it again; the FIFO stays open
+///   meanwhile, so what the last reader had not read waits in the pipe too,
+///   and the receiver's journal has every sequence number across its restart.
 final class JournalForwarder {
     private let socketPath: String?
     private let exportPath: String?
@@ -156,22 +157,27 @@ final class JournalForwarder {
                     noteExportProblem("cannot open it: \(SystemError.current)")
                     return
                 }
-                if let problem = exportProblem {
-                    logger.notice("journal: \(exportPath) open again after: \(problem); sending \(backlog.count) waiting entries")
-                    exportProblem = nil
-                }
             }
             let entry = backlog[0]
             let n = entry.withUnsafeBytes { write(exportFD, $0.baseAddress! + exportOffset, $0.count - exportOffset) }
             if n < 0 {
                 if errno == EINTR { continue }
                 if errno == EAGAIN { return }  // the reader is behind; the timer tries again
-                // EPIPE: the reader went. A partly written entry is sent whole to the next one.
+                if errno == EPIPE {
+                    // The reader went. The FIFO stays open so what it had not read
+                    // yet stays in the pipe for the next reader; the timer tries again.
+                    noteExportProblem("no reader (\(SystemError.current))")
+                    return
+                }
                 noteExportProblem("writing failed: \(SystemError.current)")
                 Glibc.close(exportFD)
                 exportFD = -1
                 exportOffset = 0
                 return
+            }
+            if let problem = exportProblem {
+                logger.notice("journal: \(exportPath) read again after: \(problem); sending \(backlog.count) waiting entries")
+                exportProblem = nil
             }
             exportOffset += n
             if exportOffset == entry.count {

@@ -1,0 +1,225 @@
+"""The journal path, against the real binary and real systemd receivers.
+
+Every audit record also goes to the systemd journal as structured fields.
+There is no systemd PID 1 here, so the receivers are started by hand:
+
+- `systemd-journal-remote` reading Carrel's `--journal-export` FIFO (the
+  journal export format): the records arrive with their fields, one
+  MESSAGE_ID per event, and their audit sequence numbers and line hashes;
+  when the receiver is stopped and a new one started, the records made in
+  between wait in Carrel and arrive, so the two journal files together hold
+  every sequence number of the seat's audit log, once, in order.
+- a journald of its own namespace (`systemd-journald NAME`, socket
+  /run/systemd/journal.NAME/socket) taking `--journal-socket` datagrams: a
+  flood of 10,000 refused clipboard requests arrives as the audit log's 5
+  full records and one summary counting 9,995, and journald suppresses nothing.
+
+`dist/journal/carrel.catalog` is installed into a temporary root with
+`journalctl --update-catalog`, and every MESSAGE_ID Carrel sent is in it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+import carrel_harness as h
+from test_assessment import World, client_python, pywayland_protocols  # noqa: F401  (fixtures)
+from test_audit import records
+from test_carrelctl import Ctl, _WithControlSocket, carrelctl, control_dir  # noqa: F401  (fixtures)
+
+REMOTE = "/lib/systemd/systemd-journal-remote"
+JOURNALD = "/lib/systemd/systemd-journald"
+CATALOG = h.REPO / "dist" / "journal" / "carrel.catalog"
+
+
+def journal_entries(*files: Path, match: tuple = ()) -> list:
+    argv = ["journalctl", "--no-pager", "-o", "json", "--output-fields=" + ",".join([
+        "MESSAGE", "MESSAGE_ID", "PRIORITY", "CARREL_EVENT", "CARREL_SESSION", "CARREL_CAUSE", "CARREL_KIND",
+        "CARREL_COUNT", "CARREL_ACTOR", "CARREL_AUDIT_SEQ", "CARREL_AUDIT_HASH", "CARREL_RUN"])]
+    for f in files:
+        argv.append(f"--file={f}")
+    r = subprocess.run([*argv, *match], capture_output=True, text=True, timeout=20)
+    assert r.returncode == 0 or "No entries" in r.stderr or not r.stdout, r
+    return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+
+
+class Receiver:
+    """systemd-journal-remote reading the FIFO into `output`, as a shell redirect opens it."""
+
+    def __init__(self, procs, fifo: Path, output: Path, logdir: Path, logs: list) -> None:
+        self.output = output
+        log = logdir / f"journal-remote-{output.stem}.log"
+        logs.append((f"journal-remote {output.name}", log))
+        with open(log, "wb") as out:
+            # The shell's `<` blocks until Carrel opens the FIFO for writing, as the receiver would.
+            self.proc = procs.spawn(f"journal-remote-{output.stem}",
+                                    ["sh", "-c", f'exec {REMOTE} --output="$0" - < "$1"', str(output), str(fifo)],
+                                    env=h.clean_env(), stdout=out, stderr=subprocess.STDOUT)
+        self.log = log
+
+    def holds(self, seq: int) -> bool:
+        return self.output.exists() and any(int(e["CARREL_AUDIT_SEQ"]) == seq for e in journal_entries(self.output))
+
+    def crash(self) -> None:
+        """journal-remote blocks in read(2) on its input and sees SIGTERM only at the
+        next entry or EOF; a receiver going away is SIGKILL, as a crash."""
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+
+def line_hashes(log: Path) -> list:
+    return [hashlib.sha256(line).hexdigest() for line in log.read_bytes().splitlines()]
+
+
+def test_records_reach_systemd_journal_remote_with_every_sequence_number_across_a_receiver_restart(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, control_dir, carrelctl):
+    if not os.access(REMOTE, os.X_OK):
+        pytest.fail(f"{REMOTE} is missing; install systemd-journal-remote (meson-helpers/packages.sh)")
+    h.require_tool("journalctl")
+    fifo = tmp_path / "journal.export"
+    os.mkfifo(fifo)
+    first = Receiver(procs, fifo, tmp_path / "first.journal", logdir, logs)
+    socket_path = control_dir / "ctl" / "control.sock"
+    world = World(_WithControlSocket(carrel, socket_path), procs, logdir, logs, tmp_path, client_python,
+                  pywayland_protocols, args=["--journal-export", str(fifo)])
+    ctl = Ctl(carrelctl, socket_path, logdir, logs)
+    log = world.carrel.audit_log
+
+    app = world.client("exam")
+    app.map()
+    app.bind()
+    app.send("config c ; time_limit c 600")
+    app.begin(config="c")
+    app.began()
+    intruder = world.client("intruder", role="untrusted")
+    intruder.send("flood_selection 3")
+    intruder.expect("flooded 3")
+    intruder.sync()
+    last = records(log)[-1]["seq"]
+    assert h.wait_until(lambda: first.holds(last), 10), f"the first receiver never got seq {last}"
+    first.crash()
+
+    # While no receiver reads: an administrator extends, the app ends the session.
+    ctl.json("extend", "5")
+    app.send("end s")
+    app.expect("session s ended")
+    app.sync()
+    during = records(log)[-1]["seq"]
+    assert during > last
+    second = Receiver(procs, fifo, tmp_path / "second.journal", logdir, logs)
+    assert h.wait_until(lambda: second.holds(during), 10), f"the second receiver never got seq {during}"
+    world.carrel.signal(signal.SIGTERM)
+    world.carrel.wait_exit()
+    # Carrel closed the FIFO: the receiver writes what it has and exits.
+    assert second.proc.wait(timeout=10) == 0, second.log.read_text()
+
+    audit = records(log)
+    hashes = line_hashes(log)
+    entries = journal_entries(first.output, second.output)
+    seqs = [int(e["CARREL_AUDIT_SEQ"]) for e in entries]
+    assert seqs == [r["seq"] for r in audit], f"journal seqs {seqs}\naudit seqs {[r['seq'] for r in audit]}"
+    assert audit[-1]["event"] == "stopped"
+    for entry, record, digest in zip(entries, audit, hashes):
+        assert entry["CARREL_EVENT"] == record["event"], (entry, record)
+        assert entry["CARREL_AUDIT_HASH"] == digest, (entry, record)
+        assert entry["CARREL_RUN"] == record["run"]
+        assert entry.get("CARREL_SESSION") == (str(record["session"]) if "session" in record else None), (entry, record)
+        assert entry.get("CARREL_CAUSE") == record.get("reason"), (entry, record)
+        assert entry.get("CARREL_KIND") == record.get("kind"), (entry, record)
+    # The restart split them: the records made while no receiver read are in the second file.
+    assert [int(e["CARREL_AUDIT_SEQ"]) for e in journal_entries(second.output)][0] == last + 1
+
+    blocked = journal_entries(first.output, second.output, match=("CARREL_EVENT=blocked",))
+    assert len(blocked) == 3 and {e["CARREL_KIND"] for e in blocked} == {"clipboard"}, blocked
+    admin = journal_entries(first.output, second.output, match=("CARREL_EVENT=admin",))
+    assert len(admin) == 1 and admin[0]["CARREL_CAUSE"] == "done" and admin[0]["CARREL_SESSION"] == "1", admin
+    assert {e["MESSAGE_ID"] for e in blocked} == {"12f4b95372cb4d0781bb05c4c11aadeb"}
+    assert "No entries" not in first.log.read_text()
+
+    # journalctl --update-catalog takes the catalog, and it explains every MESSAGE_ID Carrel sent.
+    root = tmp_path / "root"
+    (root / "usr/lib/systemd/catalog").mkdir(parents=True)
+    shutil.copy(CATALOG, root / "usr/lib/systemd/catalog/carrel.catalog")
+    r = subprocess.run(["journalctl", f"--root={root}", "--update-catalog"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r
+    r = subprocess.run(["journalctl", f"--root={root}", "--list-catalog"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r
+    listed = {line.split()[0] for line in r.stdout.splitlines() if line.strip()}
+    sent = {e["MESSAGE_ID"] for e in entries}
+    assert sent <= listed, sent - listed
+    assert len(sent) >= 8, sent
+
+
+@pytest.fixture
+def journald_namespace(procs, logdir, logs):
+    """A journald of its own namespace, started by hand (no systemd here); its files removed after."""
+    if not os.access(JOURNALD, os.X_OK):
+        pytest.fail(f"{JOURNALD} is missing (Debian's systemd package)")
+    if os.geteuid() != 0:
+        pytest.skip("journald runs as root")
+    name = f"carrel-test-{secrets.token_hex(4)}"
+    log = logdir / "journald.log"
+    logs.append(("journald", log))
+    with open(log, "wb") as out:
+        proc = procs.spawn("journald", [JOURNALD, name], env=h.clean_env(), stdout=out, stderr=subprocess.STDOUT)
+    socket_path = Path(f"/run/systemd/journal.{name}/socket")
+    try:
+        assert h.wait_until(socket_path.exists, 10), f"journald did not start\n{log.read_text()}"
+        yield name, socket_path, proc
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        machine = Path("/etc/machine-id").read_text().strip()
+        for d in (Path(f"/run/systemd/journal.{name}"), Path(f"/var/log/journal/{machine}.{name}"),
+                  Path(f"/run/log/journal/{machine}.{name}")):
+            shutil.rmtree(d, ignore_errors=True)
+
+
+def test_a_flood_reaches_journald_as_the_audit_logs_records_and_journald_suppresses_nothing(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, journald_namespace):
+    name, socket_path, journald = journald_namespace
+    world = World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+                  args=["--journal-socket", str(socket_path)])
+    app = world.client("exam")
+    app.map()
+    app.bind()
+    app.begin()
+    app.began()
+    intruder = world.client("intruder", role="untrusted")
+    intruder.send("flood_selection 10000")
+    intruder.expect("flooded 10000", timeout=60)
+    intruder.sync()
+    app.send("end s")
+    app.expect("session s ended")
+    audit = records(world.carrel.audit_log)
+
+    def journal(*match: str) -> list:
+        r = subprocess.run(["journalctl", f"--namespace={name}", "--no-pager", "-o", "json", *match],
+                           capture_output=True, text=True, timeout=20)
+        return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+    last = audit[-1]["seq"]
+    assert h.wait_until(lambda: any(int(e["CARREL_AUDIT_SEQ"]) == last for e in journal("SYSLOG_IDENTIFIER=carrel")), 10)
+    entries = journal("SYSLOG_IDENTIFIER=carrel")
+    assert [int(e["CARREL_AUDIT_SEQ"]) for e in entries] == [r["seq"] for r in audit]
+    full = journal("CARREL_EVENT=blocked")
+    summary = journal("CARREL_EVENT=blocked_summary")
+    assert len(full) == 5 and len(summary) == 1 and summary[0]["CARREL_COUNT"] == "9995", (full, summary)
+    assert all(e["_PID"] == str(world.carrel.pid) and e["_TRANSPORT"] == "journal" for e in entries)
+    assert int(summary[0]["PRIORITY"]) == 4 and summary[0]["MESSAGE_ID"] == "f795c585acab4137b445d0cc7a8209cc"
+    # journald says when it drops a service's messages past its rate limit; it did not.
+    suppressed = journal("MESSAGE_ID=a596d6fe7bfa4994828e72309e95d61e")
+    assert not suppressed, suppressed
+    world.alive()
