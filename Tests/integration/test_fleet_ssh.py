@@ -120,7 +120,6 @@ command_timeout: {RUN}
 color: never
 ssh_path: /usr/bin/ssh
 scp_path: /usr/bin/scp
-ssh_options: -F {self.ssh_config}
 """)
 
     def env(self) -> dict:
@@ -140,7 +139,7 @@ ssh_options: -F {self.ssh_config}
 
     def clush(self, key: str, command: str) -> subprocess.CompletedProcess:
         """One command on every seat as `key`; exit status: the largest of the seats' (-S).
-        (-o replaces clush.conf's ssh_options, so it names the room's ssh_config too.)"""
+        (-o gives ssh its options: the room's ssh_config and the key.)"""
         return self._run("clush", ["clush", "-S", "--nostdin", "-w", "seat[01-03]",
                                    "-o", f"-F {self.ssh_config} -i {self.keys[key]}", command])
 
