@@ -11,7 +11,7 @@ import Logging
 ///
 /// - journald's native socket (`/run/systemd/journal/socket` when it exists,
 ///   or `--journal-socket PATH`, e.g. a journald namespace's), one datagram
-///   an entry; an entry journald cannot take is counted and logged.
+///   an entry, never blocking: what journald cannot take yet waits in order.
 /// - `--journal-export PATH`: the journal export format, for
 ///   `systemd-journal-remote` reading a FIFO (or a file that grows). While
 ///   no reader has the FIFO open, entries wait in order (up to
@@ -26,8 +26,11 @@ final class JournalForwarder {
     private var pace = JournalPace()
     private var paceTimer: EventLoopTimer?
     private var socketFD: Int32 = -1
-    /// Native datagrams journald did not take, since the last log line about it.
-    private var undelivered = 0
+    /// Datagrams journald has not taken yet, in order.
+    private var nativeBacklog: [[UInt8]] = []
+    private var nativeTimer: EventLoopTimer?
+    /// Datagrams dropped because the backlog was full, not yet logged.
+    private var nativeOverflowed = 0
     private var socketProblem: String?
 
     private var exportFD: Int32 = -1
@@ -39,9 +42,9 @@ final class JournalForwarder {
     /// Entries dropped because the backlog was full, not yet logged.
     private var overflowed = 0
 
-    /// Entries kept for an absent export reader.
+    /// Entries kept for an absent export reader or a journald that does not take them.
     static let backlogLimit = 10_000
-    /// How often a missing export reader is looked for.
+    /// How often a missing export reader or journald is looked for.
     static let exportRetry: Duration = .milliseconds(500)
     static let defaultSocket = "/run/systemd/journal/socket"
 
@@ -55,11 +58,16 @@ final class JournalForwarder {
         self.run = run
         self.logger = logger
         paceTimer = EventLoopTimer(loop: loop) { [unowned self] in
-            if let summary = pace.expired(now: AuditLog.monotonic()) { send(JournalEntry(coalesced: summary, run: run)) }
+            if let summary = pace.expired(now: AuditLog.monotonic()) {
+                send(JournalEntry(coalesced: summary, run: run))
+            } else if pace.isHolding {
+                armPaceTimer()  // fired before the window's end
+            }
         }
         if let socket {
             socketFD = Glibc.socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
             if socketFD < 0 { logger.error("journal: cannot create a socket for \(socket): \(SystemError.current); audit records are not sent to the journal") }
+            nativeTimer = EventLoopTimer(loop: loop) { [unowned self] in drainNative() }
         }
         if exportPath != nil {
             exportTimer = EventLoopTimer(loop: loop) { [unowned self] in
@@ -73,6 +81,7 @@ final class JournalForwarder {
     deinit {
         paceTimer?.cancel()
         exportTimer?.cancel()
+        nativeTimer?.cancel()
         if socketFD >= 0 { Glibc.close(socketFD) }
         if exportFD >= 0 { Glibc.close(exportFD) }
     }
@@ -87,17 +96,31 @@ final class JournalForwarder {
                               count: record.count, actor: record.actor, seq: record.seq, hash: hash, role: record.role,
                               pid: record.pid, detail: record.detail, run: record.run))
         case .hold:
-            if let end = pace.windowEnd {
-                let left = end.nanoseconds > AuditLog.monotonic().nanoseconds ? end.nanoseconds - AuditLog.monotonic().nanoseconds : 0
-                paceTimer?.arm(after: .nanoseconds(Int64(clamping: left)))
-            }
+            armPaceTimer()
         }
+    }
+
+    /// The held records' summary goes when their window ends.
+    private func armPaceTimer() {
+        guard let end = pace.windowEnd else { return }
+        let now = AuditLog.monotonic()
+        // Rounded up to the next millisecond: a timer that fires early finds nothing expired.
+        let ms = end > now ? (end.nanoseconds - now.nanoseconds + 999_999) / 1_000_000 : 1
+        paceTimer?.arm(after: .milliseconds(Int64(clamping: max(1, ms))))
     }
 
     /// Carrel is stopping: what is held is sent, and the export written as far as a reader takes it.
     func close() {
         if let summary = pace.flush() { send(JournalEntry(coalesced: summary, run: run)) }
         paceTimer?.cancel()
+        // journald drains its queue in milliseconds: give it up to a second.
+        for _ in 0..<200 where !nativeBacklog.isEmpty && socketProblem == nil {
+            drainNative()
+            if !nativeBacklog.isEmpty { usleep(5000) }
+        }
+        if !nativeBacklog.isEmpty {
+            logger.warning("journal: \(nativeBacklog.count) entries were not taken by journald at \(socketPath ?? "") before Carrel stopped; they are in the audit log")
+        }
         drainExport()
         if !backlog.isEmpty {
             logger.warning("journal: \(backlog.count) entries for \(exportPath ?? "") were never read (no systemd-journal-remote reading it); they are in the audit log")
@@ -105,7 +128,7 @@ final class JournalForwarder {
     }
 
     private func send(_ entry: JournalEntry) {
-        if let socketPath, socketFD >= 0 { sendNative(entry, to: socketPath) }
+        if socketPath != nil, socketFD >= 0 { sendNative(entry) }
         if exportPath != nil {
             if backlog.count >= Self.backlogLimit {
                 overflowed += 1
@@ -119,29 +142,56 @@ final class JournalForwarder {
         }
     }
 
-    private func sendNative(_ entry: JournalEntry, to path: String) {
-        guard let address = UnixSocketAddress(path: path) else {
+    private func sendNative(_ entry: JournalEntry) {
+        if nativeBacklog.count >= Self.backlogLimit {
+            nativeOverflowed += 1
+        } else {
+            nativeBacklog.append(entry.nativeDatagram)
+        }
+        drainNative()
+    }
+
+    /// Sends the waiting datagrams in order. journald's socket queue is short
+    /// (net.unix.max_dgram_qlen, often 10): a burst meets EAGAIN, and the rest
+    /// wait a few milliseconds instead of being lost; an absent journald is
+    /// retried every `exportRetry`.
+    private func drainNative() {
+        guard let socketPath else { return }
+        guard let address = UnixSocketAddress(path: socketPath) else {
             noteSocketProblem("the path is longer than \(UnixSocketAddress.maximumPathLength) bytes")
+            nativeBacklog.removeAll()
             return
         }
-        let datagram = entry.nativeDatagram
-        let sent = datagram.withUnsafeBytes { bytes in
-            address.withSockaddr { sendto(socketFD, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), $0, $1) }
+        while let datagram = nativeBacklog.first {
+            let sent = datagram.withUnsafeBytes { bytes in
+                address.withSockaddr { sendto(socketFD, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), $0, $1) }
+            }
+            if sent < 0 {
+                if errno == EINTR { continue }
+                if errno == EAGAIN {
+                    nativeTimer?.arm(after: .milliseconds(5))
+                    return
+                }
+                noteSocketProblem(SystemError.current)
+                nativeTimer?.arm(after: Self.exportRetry)
+                return
+            }
+            nativeBacklog.removeFirst()
+            if let problem = socketProblem {
+                logger.notice("journal: \(socketPath) takes entries again after: \(problem); \(nativeBacklog.count + 1) waiting entries sent")
+                socketProblem = nil
+            }
         }
-        if sent < 0 {
-            undelivered += 1
-            noteSocketProblem(SystemError.current)
-        } else if let problem = socketProblem {
-            logger.notice("journal: \(path) takes entries again (\(undelivered) were not delivered: \(problem); they are in the audit log)")
-            socketProblem = nil
-            undelivered = 0
+        if nativeOverflowed > 0 {
+            logger.warning("journal: \(nativeOverflowed) entries for \(socketPath) were dropped while journald did not take them (more than \(Self.backlogLimit) waiting); they are in the audit log")
+            nativeOverflowed = 0
         }
     }
 
     private func noteSocketProblem(_ why: String) {
         guard socketProblem == nil else { return }
         socketProblem = why
-        logger.warning("journal: cannot send to \(socketPath ?? ""): \(why); expected a running journald there; audit records stay in the audit log")
+        logger.warning("journal: cannot send to \(socketPath ?? ""): \(why); expected a running journald there; entries wait (up to \(Self.backlogLimit)) and are sent when it takes them, every record is in the audit log")
     }
 
     // MARK: - Export

@@ -97,10 +97,11 @@ struct JournalPaceTests {
         // A transition in the middle of a flood is never held.
         #expect(pace.admit(event: "interrupted", kind: nil, seq: 11, now: .seconds(105)).decision == .send)
         #expect(pace.admit(event: "admin", kind: nil, seq: 12, now: .seconds(105)).decision == .send)
-        #expect(pace.windowEnd == .seconds(110))
+        #expect(pace.windowEnd == .seconds(110) && pace.isHolding)
         #expect(pace.expired(now: .seconds(109)) == nil)
         let summary = pace.expired(now: .seconds(110))
         #expect(summary == JournalPace.Summary(byKind: ["capture": 4, "clipboard": 3], seqs: [4, 5, 6, 7, 8, 9, 10], window: .seconds(10)))
+        #expect(!pace.isHolding)
         // A new window: the burst again.
         #expect(pace.admit(event: "blocked_summary", kind: "capture", seq: 13, now: .seconds(111)).decision == .send)
         #expect(pace.windowEnd == .seconds(121))

@@ -63,6 +63,9 @@ public struct JournalPace: Sendable {
         return (.hold, closed)
     }
 
+    /// Whether records are held for the current window's summary.
+    public var isHolding: Bool { held != nil }
+
     /// When the current window ends (nil: no window open).
     public var windowEnd: Instant? { windowStart.map { $0.advanced(by: window) } }
 
