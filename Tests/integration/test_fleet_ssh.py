@@ -247,6 +247,11 @@ def test_a_room_is_extended_by_clush_through_each_seats_sshd_with_the_keys_name_
             assert any(says in line for line in complained.get(seat, [])), (command, seat, r.stderr)
     r = room.ssh("seat01", "bob")
     assert r.returncode == 64 and "interactive login" in r.stderr, r
+    # A forced command whose --actor is not a name is refused before Carrel is asked.
+    env = h.clean_env({"SSH_ORIGINAL_COMMAND": f"extend {session} 5"})
+    r = subprocess.run([str(carrelctl), "ssh-command", "--actor", "alice bob", "--socket", str(seats["seat01"][2].socket_path)],
+                       env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=RUN)
+    assert r.returncode == 64 and "a character other than letters" in r.stderr, r
     assert seats["seat01"][2].status()["session"]["time_limit_seconds"] == 1500
 
     # Each seat's audit chain verifies and holds every action Carrel was asked for, by key.
