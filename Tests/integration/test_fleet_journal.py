@@ -3,12 +3,13 @@
 Every audit record also goes to the systemd journal as structured fields.
 There is no systemd PID 1 here, so the receivers are started by hand:
 
-- `systemd-journal-remote` reading Carrel's `--journal-export` FIFO (the
-  journal export format): the records arrive with their fields, one
-  MESSAGE_ID per event, and their audit sequence numbers and line hashes;
-  when the receiver is stopped and a new one started, the records made in
-  between wait in Carrel and arrive, so the two journal files together hold
-  every sequence number of the seat's audit log, once, in order.
+- for each of two seats, `systemd-journal-remote` reading its Carrel's
+  `--journal-export` FIFO (the journal export format): the records arrive
+  with their fields, one MESSAGE_ID per event, and their audit sequence
+  numbers and line hashes; when the receiver dies and a new one is started,
+  the records made in between wait in Carrel and arrive, so each seat's two
+  journal files together hold every sequence number of its audit log, once,
+  in order, and a query across the room's files finds each seat's records.
 - a journald of its own namespace (`systemd-journald NAME`, socket
   /run/systemd/journal.NAME/socket) taking `--journal-socket` datagrams: a
   flood of 10,000 refused clipboard requests arrives as the audit log's 5
@@ -84,70 +85,105 @@ def line_hashes(log: Path) -> list:
     return [hashlib.sha256(line).hexdigest() for line in log.read_bytes().splitlines()]
 
 
-def test_records_reach_systemd_journal_remote_with_every_sequence_number_across_a_receiver_restart(
+class Seat:
+    """One headless seat: its audit log, its control socket, its export FIFO and the receiver reading it."""
+
+    def __init__(self, name: str, carrel, procs, logdir: Path, logs: list, base: Path, python, protocols,
+                 control_dir: Path, carrelctl: Path) -> None:
+        self.name, self.procs, self.logdir, self.logs, self.base = name, procs, logdir, logs, base
+        base.mkdir()
+        self.fifo = base / "journal.export"
+        os.mkfifo(self.fifo)
+        self.receivers = [Receiver(procs, self.fifo, base / f"{name}-first.journal", logdir, logs)]
+        socket_path = control_dir / name / "control.sock"
+        self.world = World(_WithControlSocket(carrel, socket_path), procs, logdir, logs, base, python, protocols,
+                           args=["--journal-export", str(self.fifo)])
+        (logdir / name).mkdir()
+        self.ctl = Ctl(carrelctl, socket_path, logdir / name, logs)
+        self.log = self.world.carrel.audit_log
+
+    def last_seq(self) -> int:
+        return records(self.log)[-1]["seq"]
+
+    def restart_receiver(self) -> Receiver:
+        self.receivers.append(Receiver(self.procs, self.fifo, self.base / f"{self.name}-second.journal",
+                                       self.logdir, self.logs))
+        return self.receivers[-1]
+
+
+def test_records_reach_systemd_journal_remote_with_every_sequence_number_per_seat_across_a_receiver_restart(
         carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, control_dir, carrelctl):
     if not os.access(REMOTE, os.X_OK):
         pytest.fail(f"{REMOTE} is missing; install systemd-journal-remote (meson-helpers/packages.sh)")
     h.require_tool("journalctl")
-    fifo = tmp_path / "journal.export"
-    os.mkfifo(fifo)
-    first = Receiver(procs, fifo, tmp_path / "first.journal", logdir, logs)
-    socket_path = control_dir / "ctl" / "control.sock"
-    world = World(_WithControlSocket(carrel, socket_path), procs, logdir, logs, tmp_path, client_python,
-                  pywayland_protocols, args=["--journal-export", str(fifo)])
-    ctl = Ctl(carrelctl, socket_path, logdir, logs)
-    log = world.carrel.audit_log
+    seats = [Seat(name, carrel, procs, logdir, logs, tmp_path / name, client_python, pywayland_protocols,
+                  control_dir, carrelctl) for name in ("seat01", "seat02")]
+    apps = []
+    for seat in seats:
+        app = seat.world.client(f"exam-{seat.name}")
+        app.map()
+        app.bind()
+        app.send("config c ; time_limit c 600")
+        app.begin(config="c")
+        app.began()
+        apps.append(app)
+        intruder = seat.world.client(f"intruder-{seat.name}", role="untrusted")
+        intruder.send("flood_selection 3")
+        intruder.expect("flooded 3")
+        intruder.sync()
+    before = {}
+    for seat in seats:
+        before[seat.name] = seat.last_seq()
+        first = seat.receivers[0]
+        assert h.wait_until(lambda: first.holds(before[seat.name]), 10), \
+            f"{seat.name}'s first receiver never got seq {before[seat.name]}"
+        first.crash()
 
-    app = world.client("exam")
-    app.map()
-    app.bind()
-    app.send("config c ; time_limit c 600")
-    app.begin(config="c")
-    app.began()
-    intruder = world.client("intruder", role="untrusted")
-    intruder.send("flood_selection 3")
-    intruder.expect("flooded 3")
-    intruder.sync()
-    last = records(log)[-1]["seq"]
-    assert h.wait_until(lambda: first.holds(last), 10), f"the first receiver never got seq {last}"
-    first.crash()
+    # While no receiver reads: an administrator extends, the apps end their sessions.
+    for seat, app in zip(seats, apps):
+        seat.ctl.json("extend", "5")
+        app.send("end s")
+        app.expect("session s ended")
+        app.sync()
+    for seat in seats:
+        during = seat.last_seq()
+        assert during > before[seat.name]
+        second = seat.restart_receiver()
+        assert h.wait_until(lambda: second.holds(during), 10), f"{seat.name}'s second receiver never got seq {during}"
+    for seat in seats:
+        seat.world.carrel.signal(signal.SIGTERM)
+        seat.world.carrel.wait_exit()
+        # Carrel closed the FIFO: the receiver writes what it has and exits.
+        assert seat.receivers[1].proc.wait(timeout=10) == 0, seat.receivers[1].log.read_text()
 
-    # While no receiver reads: an administrator extends, the app ends the session.
-    ctl.json("extend", "5")
-    app.send("end s")
-    app.expect("session s ended")
-    app.sync()
-    during = records(log)[-1]["seq"]
-    assert during > last
-    second = Receiver(procs, fifo, tmp_path / "second.journal", logdir, logs)
-    assert h.wait_until(lambda: second.holds(during), 10), f"the second receiver never got seq {during}"
-    world.carrel.signal(signal.SIGTERM)
-    world.carrel.wait_exit()
-    # Carrel closed the FIFO: the receiver writes what it has and exits.
-    assert second.proc.wait(timeout=10) == 0, second.log.read_text()
+    runs = set()
+    every_file = [r.output for seat in seats for r in seat.receivers]
+    for seat in seats:
+        audit = records(seat.log)
+        hashes = line_hashes(seat.log)
+        first, second = (r.output for r in seat.receivers)
+        entries = journal_entries(first, second)
+        seqs = [int(e["CARREL_AUDIT_SEQ"]) for e in entries]
+        assert seqs == [r["seq"] for r in audit], f"{seat.name}: journal seqs {seqs}\naudit seqs {[r['seq'] for r in audit]}"
+        assert audit[-1]["event"] == "stopped"
+        for entry, record, digest in zip(entries, audit, hashes):
+            assert entry["CARREL_EVENT"] == record["event"], (entry, record)
+            assert entry["CARREL_AUDIT_HASH"] == digest, (entry, record)
+            assert entry["CARREL_RUN"] == record["run"]
+            assert entry.get("CARREL_SESSION") == (str(record["session"]) if "session" in record else None), (entry, record)
+            assert entry.get("CARREL_CAUSE") == record.get("reason"), (entry, record)
+            assert entry.get("CARREL_KIND") == record.get("kind"), (entry, record)
+        # The restart split them: the records made while no receiver read are in the second file.
+        assert [int(e["CARREL_AUDIT_SEQ"]) for e in journal_entries(second)][0] == before[seat.name] + 1
+        runs.add(audit[0]["run"])
 
-    audit = records(log)
-    hashes = line_hashes(log)
-    entries = journal_entries(first.output, second.output)
-    seqs = [int(e["CARREL_AUDIT_SEQ"]) for e in entries]
-    assert seqs == [r["seq"] for r in audit], f"journal seqs {seqs}\naudit seqs {[r['seq'] for r in audit]}"
-    assert audit[-1]["event"] == "stopped"
-    for entry, record, digest in zip(entries, audit, hashes):
-        assert entry["CARREL_EVENT"] == record["event"], (entry, record)
-        assert entry["CARREL_AUDIT_HASH"] == digest, (entry, record)
-        assert entry["CARREL_RUN"] == record["run"]
-        assert entry.get("CARREL_SESSION") == (str(record["session"]) if "session" in record else None), (entry, record)
-        assert entry.get("CARREL_CAUSE") == record.get("reason"), (entry, record)
-        assert entry.get("CARREL_KIND") == record.get("kind"), (entry, record)
-    # The restart split them: the records made while no receiver read are in the second file.
-    assert [int(e["CARREL_AUDIT_SEQ"]) for e in journal_entries(second.output)][0] == last + 1
-
-    blocked = journal_entries(first.output, second.output, match=("CARREL_EVENT=blocked",))
-    assert len(blocked) == 3 and {e["CARREL_KIND"] for e in blocked} == {"clipboard"}, blocked
-    admin = journal_entries(first.output, second.output, match=("CARREL_EVENT=admin",))
-    assert len(admin) == 1 and admin[0]["CARREL_CAUSE"] == "done" and admin[0]["CARREL_SESSION"] == "1", admin
+    # Across the room's files, a query finds each seat's records by their fields.
+    blocked = journal_entries(*every_file, match=("CARREL_EVENT=blocked",))
+    assert len(blocked) == 6 and {e["CARREL_KIND"] for e in blocked} == {"clipboard"}, blocked
     assert {e["MESSAGE_ID"] for e in blocked} == {"12f4b95372cb4d0781bb05c4c11aadeb"}
-    assert "No entries" not in first.log.read_text()
+    admin = journal_entries(*every_file, match=("CARREL_EVENT=admin",))
+    assert len(admin) == 2 and {e["CARREL_RUN"] for e in admin} == runs, admin
+    assert all(e["CARREL_CAUSE"] == "done" and e["CARREL_SESSION"] == "1" for e in admin), admin
 
     # journalctl --update-catalog takes the catalog, and it explains every MESSAGE_ID Carrel sent.
     root = tmp_path / "root"
@@ -158,7 +194,7 @@ def test_records_reach_systemd_journal_remote_with_every_sequence_number_across_
     r = subprocess.run(["journalctl", f"--root={root}", "--list-catalog"], capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r
     listed = {line.split()[0] for line in r.stdout.splitlines() if line.strip()}
-    sent = {e["MESSAGE_ID"] for e in entries}
+    sent = {e["MESSAGE_ID"] for e in journal_entries(*every_file)}
     assert sent <= listed, sent - listed
     assert len(sent) >= 8, sent
 
