@@ -27,12 +27,15 @@ public struct AuditRecord: Codable, Sendable, Equatable {
     public var detail: String?
     /// `blocked_summary`: how many attempts it stands for.
     public var count: UInt64?
+    /// `admin`: the name the request gave for who asked (an SSH key's, from
+    /// `carrelctl ssh-command --actor`); absent when none was given.
+    public var actor: String?
     /// SHA-256 (hex) of the previous line's bytes; 64 zeros for the first.
     public var prev: String
 
     public init(seq: UInt64 = 0, time: String, run: String, event: String, session: UInt64? = nil,
                 role: String? = nil, pid: Int32? = nil, reason: String? = nil, kind: String? = nil,
-                detail: String? = nil, count: UInt64? = nil, prev: String = "") {
+                detail: String? = nil, count: UInt64? = nil, actor: String? = nil, prev: String = "") {
         self.seq = seq
         self.time = time
         self.run = run
@@ -44,6 +47,7 @@ public struct AuditRecord: Codable, Sendable, Equatable {
         self.kind = kind
         self.detail = detail
         self.count = count
+        self.actor = actor
         self.prev = prev
     }
 

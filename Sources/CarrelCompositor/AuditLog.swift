@@ -74,19 +74,28 @@ final class AuditLog {
 
     // MARK: - Recording
 
+    /// Where each record also goes, as a journal entry (nil: nowhere).
+    var journal: JournalForwarder?
+
     /// Set by `close`: nothing more is written.
     private var closed = false
 
     /// Appends one record; `sync`: on disk before this returns.
     func record(_ event: String, session: SessionID? = nil, subject: AuditSubject? = nil, reason: String? = nil,
-                kind: String? = nil, detail: String? = nil, count: UInt64? = nil, sync: Bool = false) {
+                kind: String? = nil, detail: String? = nil, count: UInt64? = nil, actor: String? = nil,
+                sync: Bool = false) {
         let record = AuditRecord(time: Self.wallClock(), run: run, event: event, session: session?.raw,
                                  role: subject?.role, pid: subject.map(\.pid), reason: reason, kind: kind,
-                                 detail: detail, count: count)
+                                 detail: detail, count: count, actor: actor)
         let line = chain.append(record)
         guard writeAll(Array((line + "\n").utf8)) else { return }
         if sync && fdatasync(fd) != 0 {
             fail("cannot flush the audit log \(path) to disk: \(SystemError.current)")
+        }
+        if let journal {
+            var written = record
+            written.seq = chain.seq
+            journal.forward(written, hash: chain.head)
         }
     }
 
@@ -120,6 +129,7 @@ final class AuditLog {
         guard !closed else { return }
         summariseAll(session: nil)
         record(AuditEvent.stopped, detail: detail, sync: true)
+        journal?.close()
         closed = true
         timer?.cancel()
         timer = nil

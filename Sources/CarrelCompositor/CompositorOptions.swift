@@ -49,6 +49,12 @@ public struct CompositorOptions {
     public var appUser: String?
     /// Carrel's version, as signed statements name it.
     public var carrelVersion = "unknown"
+    /// `--journal-socket`: journald's native socket for the audit records
+    /// (nil: `/run/systemd/journal/socket` when it exists).
+    public var journalSocket: String?
+    /// `--journal-export`: a FIFO or file the audit records are written to in
+    /// the journal export format, for `systemd-journal-remote`.
+    public var journalExport: String?
     /// App-requested lock (ASAM): allowlist, confirmation, banner: the
     /// policy's `[app_lock]` with the command line's overrides.
     public var appLock: AppLockPolicy {

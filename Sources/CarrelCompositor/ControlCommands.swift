@@ -16,13 +16,15 @@ extension Server {
         do {
             let socket = try ControlSocket(path: control.socketPath, group: control.group, display: display,
                                            logger: logger) { [unowned self] request in answer(request) }
-            socket.answered = { [unowned self] peer, pid, request, response in
+            socket.answered = { [unowned self] peer, pid, actor, request, response in
                 // status only reads; every other command is recorded (never a passcode).
                 guard request != .status else { return }
                 audit.record(AuditEvent.admin, session: restrictionsSession,
                              subject: AuditSubject(client: ClientID(0), role: "admin", pid: pid),
                              reason: response.ok ? "done" : "refused",
-                             detail: "carrelctl \(request.command) by \(peer)" + (response.error.map { ": \($0)" } ?? ""))
+                             detail: "carrelctl \(request.command) by \(peer)" + (actor.map { " as \($0)" } ?? "")
+                                 + (response.error.map { ": \($0)" } ?? ""),
+                             actor: actor)
             }
             return socket
         } catch {

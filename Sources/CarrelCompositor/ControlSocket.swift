@@ -34,8 +34,8 @@ final class ControlSocket {
     private let loop: OpaquePointer
     private let logger: Logger
     private let handle: Handler
-    /// Told of every answered request (the audit log's admin records).
-    var answered: ((_ peer: String, _ pid: Int32, ControlRequest, ControlResponse) -> Void)?
+    /// Told of every answered request and the actor it named (the audit log's admin records).
+    var answered: ((_ peer: String, _ pid: Int32, _ actor: String?, ControlRequest, ControlResponse) -> Void)?
     private var acceptSource: EventLoopFDSource?
     private var connections: [Int32: ControlSocketConnection] = [:]
     private var resumeTimer: EventLoopTimer?
@@ -136,14 +136,15 @@ final class ControlSocket {
     // MARK: - Dispatch
 
     private func answer(_ line: ArraySlice<UInt8>, from connection: ControlSocketConnection) -> ControlResponse {
-        switch ControlRequest.parse(line) {
-        case .success(let request):
+        switch ControlRequest.parseNamingActor(line) {
+        case .success(let (request, actor)):
             let response = handle(request)
-            answered?(connection.peer, connection.pid, request, response)
+            answered?(connection.peer, connection.pid, actor, request, response)
+            let who = connection.peer + (actor.map { " as \($0)" } ?? "")
             if response.ok {
-                logger.notice("control: \(connection.peer): \(request.command) done")
+                logger.notice("control: \(who): \(request.command) done")
             } else if let error = response.error {
-                logger.notice("control: \(connection.peer): \(request.command) refused: \(error)")
+                logger.notice("control: \(who): \(request.command) refused: \(error)")
             }
             return response
         case .failure(let failure):

@@ -26,7 +26,9 @@ final class MetricsTextfile {
     static let refresh: Duration = .seconds(15)
     static let fileName = "carrel.prom"
 
-    init(directory: String, metrics: SeatMetrics, loop: OpaquePointer, logger: Logger) {
+    /// `renewal`: how often the file is rewritten unchanged (`refresh`,
+    /// shorter only for a rehearsal against shortened alert rules).
+    init(directory: String, metrics: SeatMetrics, loop: OpaquePointer, logger: Logger, renewal: Duration = refresh) {
         self.directory = directory
         path = directory + "/" + Self.fileName
         self.metrics = metrics
@@ -34,10 +36,10 @@ final class MetricsTextfile {
         timer = EventLoopTimer(loop: loop) { [unowned self] in
             refreshing(&self.metrics)
             write()
-            timer?.arm(after: Self.refresh)
+            timer?.arm(after: renewal)
         }
         write()
-        timer?.arm(after: Self.refresh)
+        timer?.arm(after: renewal)
     }
 
     deinit { timer?.cancel() }

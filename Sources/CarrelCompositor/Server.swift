@@ -113,6 +113,8 @@ public final class Server {
         // here leaves nothing of wlroots' behind.
         do {
             audit = try AuditLog(path: options.policy.audit.path, loop: wl_display_get_event_loop(display), logger: logger)
+            audit.journal = JournalForwarder(socketPath: options.journalSocket, exportPath: options.journalExport,
+                                             run: audit.run, loop: wl_display_get_event_loop(display), logger: logger)
         } catch {
             wl_display_destroy(display)
             throw error

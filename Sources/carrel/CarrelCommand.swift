@@ -31,7 +31,7 @@ struct CarrelCommand: ParsableCommand {
         per line.
         """,
         version: version,
-        subcommands: [CheckPolicyCommand.self, HashPasscodeCommand.self, KeygenCommand.self]
+        subcommands: [CheckPolicyCommand.self, HashPasscodeCommand.self, KeygenCommand.self, MetricsRehearseCommand.self]
     )
 
     @Option(name: .long, help: ArgumentHelp("The policy file. Without this option: \(PolicyFile.defaultPath) if it exists, else the built-in policy (docs/POLICY.md).", valueName: "path"))
@@ -92,6 +92,12 @@ struct CarrelCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The audit log (default: the policy's [audit] path, \(AuditPolicy.defaultPath)); Carrel stops if it cannot write it.", valueName: "path"))
     var auditLog: String?
 
+    @Option(name: .long, help: ArgumentHelp("journald's native socket the audit records also go to, as structured entries (default: /run/systemd/journal/socket when it exists; a journald namespace's is /run/systemd/journal.NAME/socket).", valueName: "path"))
+    var journalSocket: String?
+
+    @Option(name: .long, help: ArgumentHelp("Also write the audit records in the journal export format to this FIFO or file, for systemd-journal-remote (docs/AUDIT.md).", valueName: "path"))
+    var journalExport: String?
+
     @Argument(parsing: .postTerminator, help: ArgumentHelp("The exam app and its arguments, after --.", valueName: "app"))
     var app: [String] = []
 
@@ -134,6 +140,11 @@ struct CarrelCommand: ParsableCommand {
         }
         if let path = auditLog, !path.hasPrefix("/") || path.hasSuffix("/") {
             throw ValidationError("--audit-log \(path) is not an absolute path of a file; give a full path such as \(AuditPolicy.defaultPath)")
+        }
+        for (option, path) in [("--journal-socket", journalSocket), ("--journal-export", journalExport)] {
+            if let path, !path.hasPrefix("/") || path.hasSuffix("/") {
+                throw ValidationError("\(option) \(path) is not an absolute path of a file; give a full path such as /run/carrel/journal.export")
+            }
         }
         var check = ProvidersPolicy()
         for name in providers where !check.enable(name) {
@@ -190,6 +201,8 @@ struct CarrelCommand: ParsableCommand {
         options.appUser = appUser
         options.policyPath = loaded.path
         options.carrelVersion = Self.version
+        options.journalSocket = journalSocket
+        options.journalExport = journalExport
         // `carrelctl reload` reads the same file again, with the same overrides.
         let explicitPath = policy
         options.policySource = PolicySource(path: loaded.path ?? "\(PolicyFile.defaultPath) (absent at start: built-in policy)") {

@@ -15,8 +15,8 @@ struct ControlClient {
 
     /// Sends `request`, prints the answer (`render` for people), and exits
     /// with the status the answer calls for.
-    func perform(_ request: ControlRequest, render: (ControlResponse) -> String) throws {
-        let line = try exchange(request.line)
+    func perform(_ request: ControlRequest, actor: String? = nil, render: (ControlResponse) -> String) throws {
+        let line = try exchange(request.line(actor: actor))
         guard let response = ControlResponse.parse(Array(line.utf8)) else {
             throw fail(ControlFailure(.badResponse, "Carrel's answer is not a control response: \(line.prefix(200))"), status: ExitStatus.badResponse)
         }

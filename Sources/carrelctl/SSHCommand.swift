@@ -5,7 +5,8 @@ import Glibc
 extension CarrelCtl {
     /// The forced command of an invigilator's SSH key: runs what the
     /// invigilator typed (SSH_ORIGINAL_COMMAND) if it is status, extend or
-    /// end with the session it means (see docs/FLEET.md).
+    /// end with the session it means (see docs/FLEET.md), naming the key's
+    /// `--actor` to Carrel for the audit log.
     struct SSHCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "ssh-command",
@@ -14,15 +15,21 @@ extension CarrelCtl {
 
         @OptionGroup var options: ControlOptions
 
+        @Option(name: .long, help: ArgumentHelp("The name of the key this forced command belongs to, recorded as the actor of every end and extend in the audit log (letters, digits, . _ - @ + :).", valueName: "name"))
+        var actor: String?
+
         func run() throws {
             let client = ControlClient(options: options)
+            if let actor, case .failure(let failure) = ControlActor.validate(actor) {
+                throw client.fail(failure, status: ExitStatus.usage)
+            }
             let original = getenv("SSH_ORIGINAL_COMMAND").map { String(cString: $0) }
             let request: ControlRequest
             switch SSHForcedCommand.request(from: original) {
             case .success(let valid): request = valid
             case .failure(let failure): throw client.fail(failure, status: ExitStatus.usage)
             }
-            try client.perform(request) { response in
+            try client.perform(request, actor: actor) { response in
                 switch request {
                 case .end(let reason, _): return Report.ended(response, reason: reason)
                 case .extend: return Report.extended(response)

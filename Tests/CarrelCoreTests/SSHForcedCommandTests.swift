@@ -71,4 +71,46 @@ struct SSHForcedCommandTests {
         #expect(ended.session == 2)
         #expect(invigilator.liveSession?.phase == .interrupted(.administrative))
     }
+
+    @Test("the key's name travels with the request as its actor and comes back out of the line")
+    func actorTravels() throws {
+        let request = ControlRequest.extend(minutes: 10, session: 1)
+        let line = request.line(actor: "alice@room-b12")
+        #expect(line == #"{"actor":"alice@room-b12","command":"extend","minutes":10,"session":1}"#)
+        let parsed = try ControlRequest.parseNamingActor(Array(line.utf8)).get()
+        #expect(parsed.request == request && parsed.actor == "alice@room-b12")
+        // Without one, the line is as before and names no actor.
+        #expect(request.line == #"{"command":"extend","minutes":10,"session":1}"#)
+        #expect(try ControlRequest.parseNamingActor(Array(request.line.utf8)).get().actor == nil)
+    }
+
+    @Test("an actor that is not one word of the allowed characters is refused", arguments: [
+        ("", "empty"),
+        ("alice bob", "a character other than"),
+        ("eve\n{\"event\":\"x\"}", "a character other than"),
+        ("ünïcode", "a character other than"),
+        (String(repeating: "a", count: 65), "the limit is 64"),
+    ])
+    func badActor(name: String, says: String) {
+        guard case .failure(let failure) = ControlActor.validate(name) else {
+            Issue.record("\(name) was accepted")
+            return
+        }
+        #expect(failure.code == .badArgument && failure.message.contains(says), "\(failure.message)")
+        // The same name inside a request line, as JSON escapes it.
+        let escaped = name.unicodeScalars.map { $0 == "\n" ? "\\n" : $0 == "\"" ? "\\\"" : String($0) }.joined()
+        let line = #"{"command":"status","actor":""# + escaped + #""}"#
+        guard case .failure(let onTheWire) = ControlRequest.parse(Array(line.utf8)) else {
+            Issue.record("\(line) was accepted")
+            return
+        }
+        #expect(onTheWire.code == .badArgument, "\(onTheWire)")
+    }
+
+    @Test("names of keys as admins write them are accepted as they are")
+    func goodActor() throws {
+        for name in ["alice@room-b12", "invigilator.b12+2", "ops:seat-07", String(repeating: "z", count: 64)] {
+            #expect(try ControlActor.validate(name).get() == name)
+        }
+    }
 }

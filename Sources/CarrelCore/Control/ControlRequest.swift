@@ -66,8 +66,12 @@ public enum ControlRequest: Sendable, Hashable {
     }
 
     /// The wire form: one JSON object, no newline.
-    public var line: String {
+    public var line: String { line(actor: nil) }
+
+    /// The wire form naming who asks (`ControlActor`), if anyone.
+    public func line(actor: String?) -> String {
         var wire = Wire(command: command)
+        wire.actor = actor
         switch self {
         case .status: break
         case .end(let reason, let session):
@@ -92,6 +96,11 @@ public enum ControlRequest: Sendable, Hashable {
 
     /// Parses one request line (without its newline).
     public static func parse(_ line: some Collection<UInt8>) -> Result<ControlRequest, ControlFailure> {
+        parseNamingActor(line).map(\.request)
+    }
+
+    /// Parses one request line and the actor it names (nil when none).
+    public static func parseNamingActor(_ line: some Collection<UInt8>) -> Result<(request: ControlRequest, actor: String?), ControlFailure> {
         guard line.count <= maximumLineLength else {
             return .failure(ControlFailure(.badRequest, "request is \(line.count) bytes; the limit is \(maximumLineLength)"))
         }
@@ -101,6 +110,17 @@ public enum ControlRequest: Sendable, Hashable {
         } catch {
             return .failure(ControlFailure(.badRequest, "request is not a JSON object with a string \"command\"; send e.g. {\"command\":\"status\"}"))
         }
+        var actor: String?
+        if let named = wire.actor {
+            switch ControlActor.validate(named) {
+            case .success(let valid): actor = valid
+            case .failure(let failure): return .failure(failure)
+            }
+        }
+        return request(in: wire).map { (request: $0, actor: actor) }
+    }
+
+    private static func request(in wire: Wire) -> Result<ControlRequest, ControlFailure> {
         switch wire.command {
         case "status":
             return .success(.status)
@@ -181,5 +201,7 @@ public enum ControlRequest: Sendable, Hashable {
         var session: UInt64?
         /// Only `end`; absent (not false) on the wire unless set.
         var force: Bool?
+        /// Who asks, beyond the caller's uid (`ControlActor`).
+        var actor: String?
     }
 }
