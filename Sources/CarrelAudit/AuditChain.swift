@@ -155,6 +155,7 @@ public enum AuditStory {
         if let role = r.role { parts.append("role=\(role)") }
         if let pid = r.pid { parts.append("pid=\(pid)") }
         if let reason = r.reason { parts.append("reason=\(reason)") }
+        if let actor = r.actor { parts.append("actor=\(actor)") }
         if let detail = r.detail { parts.append("— \(detail)") }
         return parts.joined(separator: " ")
     }

@@ -22,7 +22,7 @@ extension Server {
                 audit.record(AuditEvent.admin, session: restrictionsSession,
                              subject: AuditSubject(client: ClientID(0), role: "admin", pid: pid),
                              reason: response.ok ? "done" : "refused",
-                             detail: "carrelctl \(request.command) by \(peer)" + (actor.map { " as \($0)" } ?? "")
+                             detail: "carrelctl \(request.command) by \(peer)"
                                  + (response.error.map { ": \($0)" } ?? ""),
                              actor: actor)
             }

@@ -30,7 +30,7 @@ public enum MetricsRehearsalRun {
             guard let parsed = MetricsRehearsal.parse(text) else { return }
             do throws(ControlFailure) {
                 let (name, step) = try parsed.get()
-                var entry = seats[name] ?? (MetricsRehearsal.Seat(metrics: SeatMetrics(version: version, unixNow: unixNow(), auditChainOK: true)), nil)
+                var entry = seats[name] ?? (MetricsRehearsal.Seat(metrics: SeatMetrics(version: version, unixNow: Server.unixNow(), auditChainOK: true)), nil)
                 if entry.file == nil {
                     guard seats[name] == nil else { throw ControlFailure(.wrongState, "\(name) was stopped") }
                     let path = directory + "/" + name
@@ -39,7 +39,7 @@ public enum MetricsRehearsalRun {
                     }
                     entry.file = MetricsTextfile(directory: path, metrics: entry.seat.metrics, loop: loop, logger: logger, renewal: renewal)
                 }
-                try entry.seat.apply(step, now: AuditLog.monotonic(), unixNow: unixNow())
+                try entry.seat.apply(step, now: AuditLog.monotonic(), unixNow: Server.unixNow())
                 let metrics = entry.seat.metrics
                 entry.file?.update { $0 = metrics }
                 if step == .stop {
@@ -59,7 +59,14 @@ public enum MetricsRehearsalRun {
             let n = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
             if n < 0 && (errno == EINTR || errno == EAGAIN) { return }
             if n <= 0 {
-                // The end of the script: the seats go on renewing their files.
+                // The end of the script: a last line without a newline counts too;
+                // the seats go on renewing their files.
+                if !pending.isEmpty, status == nil {
+                    apply(Substring(decoding: pending, as: UTF8.self))
+                    pending = []
+                    print("applied \(lineNumber)")
+                    fflush(stdout)
+                }
                 inputEnded = true
                 return
             }
@@ -85,11 +92,5 @@ public enum MetricsRehearsalRun {
         signals.forEach { $0.cancel() }
         for entry in seats.values { entry.file?.close() }
         return status ?? 0
-    }
-
-    private static func unixNow() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec)
     }
 }

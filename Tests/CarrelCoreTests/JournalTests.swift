@@ -103,7 +103,7 @@ struct JournalPaceTests {
         #expect(summary == JournalPace.Summary(byKind: ["capture": 4, "clipboard": 3], seqs: [4, 5, 6, 7, 8, 9, 10], window: .seconds(10)))
         #expect(!pace.isHolding)
         // A new window: the burst again.
-        #expect(pace.admit(event: "blocked_summary", kind: "capture", seq: 13, now: .seconds(111)).decision == .send)
+        #expect(pace.admit(event: "blocked", kind: "capture", seq: 13, now: .seconds(111)).decision == .send)
         #expect(pace.windowEnd == .seconds(121))
     }
 

@@ -227,7 +227,7 @@ def journald_namespace(procs, logdir, logs):
             shutil.rmtree(d, ignore_errors=True)
 
 
-def test_a_flood_reaches_journald_paced_accounting_for_every_record_and_journald_suppresses_nothing(
+def test_a_flood_reaches_journald_paced_accounting_for_every_record(
         carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, journald_namespace):
     name, socket_path, journald = journald_namespace
     world = World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
@@ -284,19 +284,21 @@ def test_a_flood_reaches_journald_paced_accounting_for_every_record_and_journald
     coalesced = journal("CARREL_EVENT=journal_coalesced")
     assert coalesced and all(e["MESSAGE_ID"] == "67087e59323e4605b64c62387ea10554" for e in coalesced), coalesced
     held = sum(int(e["CARREL_COUNT"]) for e in coalesced)
-    one_by_one = journal("CARREL_EVENT=blocked") + journal("CARREL_EVENT=blocked_summary")
-    floodable = [r for r in audit if r["event"] in ("blocked", "blocked_summary")]
+    one_by_one = journal("CARREL_EVENT=blocked")
+    floodable = [r for r in audit if r["event"] == "blocked"]
     assert held + len(one_by_one) == len(floodable), (held, len(one_by_one), len(floodable))
     assert len(one_by_one) <= 50 * 2, "more than the pace lets through in the run's windows"
-    # Transitions are never held.
+    # Transitions and the audit log's own summaries (they carry counts) are never held.
+    assert len(journal("CARREL_EVENT=blocked_summary")) == len([r for r in audit if r["event"] == "blocked_summary"])
     for event in ("began", "ended", "restrictions_reverted"):
         assert len(journal(f"CARREL_EVENT={event}")) == 1, event
     summary = [e for e in journal("CARREL_EVENT=blocked_summary") if e["CARREL_COUNT"] == "9995"]
     ten_thousand = [r for r in audit if r["event"] == "blocked_summary" and r.get("count") == 9995]
     assert len(ten_thousand) == 1, "the audit log did not count the flood into one summary"
-    if summary:  # it may have been among the coalesced ones
-        assert int(summary[0]["PRIORITY"]) == 4 and summary[0]["MESSAGE_ID"] == "f795c585acab4137b445d0cc7a8209cc"
-    # journald says when it drops a service's messages past its rate limit; it did not.
+    assert len(summary) == 1, summary
+    assert int(summary[0]["PRIORITY"]) == 4 and summary[0]["MESSAGE_ID"] == "f795c585acab4137b445d0cc7a8209cc"
+    # A sanity check, not a proof of the pace (the run sends far fewer entries than
+    # journald's limit): journald logged no suppression of Carrel's messages.
     suppressed = journal("MESSAGE_ID=a596d6fe7bfa4994828e72309e95d61e")
     assert not suppressed, suppressed
     world.alive()

@@ -4,13 +4,9 @@
 /// explains (`journalctl -x`), and a one-line `MESSAGE`. Encoded for
 /// journald's native socket or in the journal export format that
 /// `systemd-journal-remote` reads.
-public struct JournalEntry: Sendable, Equatable {
+public struct JournalEntry: Sendable {
     /// Field names and values in order; every name is upper case ASCII.
     public private(set) var fields: [(name: String, value: String)]
-
-    public static func == (a: JournalEntry, b: JournalEntry) -> Bool {
-        a.fields.map(\.name) == b.fields.map(\.name) && a.fields.map(\.value) == b.fields.map(\.value)
-    }
 
     /// The journal's view of one audit record: `seq` and `hash` (the SHA-256
     /// of its line, the next record's `prev`) tie the entry to the log's chain.

@@ -29,8 +29,10 @@ public struct JournalPace: Sendable {
         case hold
     }
 
-    /// Events that may come in floods: everything else is always sent.
-    public static let floodable: Set<String> = ["blocked", "blocked_summary"]
+    /// Events that may come in floods: everything else is always sent. The
+    /// audit log's own `blocked_summary` records are at most one per client and
+    /// kind a window, and carry a count of attempts a coalesced entry would lose.
+    public static let floodable: Set<String> = ["blocked"]
 
     public let burst: Int
     public let window: Duration
@@ -73,10 +75,7 @@ public struct JournalPace: Sendable {
     /// with the next floodable record).
     public mutating func expired(now: Instant) -> Summary? {
         guard let end = windowEnd, now >= end else { return nil }
-        windowStart = nil
-        sentInWindow = 0
-        defer { held = nil }
-        return held
+        return flush()
     }
 
     /// Carrel is stopping: what is held, now.

@@ -104,11 +104,11 @@ public struct MetricsRehearsal: Sendable {
             case .blocked(let kind):
                 metrics.blocked(kind)
             case .interrupted(let reason):
-                guard let live, phase == .active || phase?.isInterrupted == true else { throw refusal(step, "no session has begun") }
+                guard let live, phase?.hasBegun == true else { throw refusal(step, "no session has begun") }
                 phase = .interrupted(reason)
                 metrics.record(.interrupted(reason, message: "rehearsal"), session: live)
             case .ended:
-                guard let live, phase == .active || phase?.isInterrupted == true else { throw refusal(step, "no session has begun") }
+                guard let live, phase?.hasBegun == true else { throw refusal(step, "no session has begun") }
                 metrics.record(.ended, session: live)
                 self.live = nil
             case .failed:
@@ -131,12 +131,5 @@ public struct MetricsRehearsal: Sendable {
         private func refusal(_ step: Step, _ why: String) -> ControlFailure {
             ControlFailure(.wrongState, "\(step) cannot happen now: \(why)")
         }
-    }
-}
-
-extension SessionPhase {
-    var isInterrupted: Bool {
-        if case .interrupted = self { return true }
-        return false
     }
 }
