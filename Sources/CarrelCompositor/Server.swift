@@ -69,7 +69,9 @@ public final class Server {
     /// Protocol loggers that refuse requests wlroots 0.15 would crash on.
     private var protocolGuards: [OpaquePointer] = []
     private var hotplugHook: OutputHotplugHook?
-    private var app: AppProcess?
+    private var app: LaunchedApp?
+    /// `--privileged-helper`: the connection to carrel-privileged.
+    private(set) var privilegedHelper: PrivilegedHelperLink?
     /// Apps of force-ended sessions in their grace period before SIGKILL.
     var appStops: [AppStop] = []
     /// Single App Mode's relaunch timer, armed when Core says so.
@@ -220,10 +222,11 @@ public final class Server {
         publicSocketName = String(cString: socket)
         let appUser = try options.appUser.map(AppUser.init(name:))
         if let appUser { roles.appSocketOwner = (appUser.uid, appUser.gid) }
+        let helper = try connectPrivilegedHelper()
         let appSocket = try roles.openAppSocket(runtimeDirectory: runtimeDirectory)
         try startInputMethod(runtimeDirectory: runtimeDirectory)
         let providerHost = ProviderHost(policy: policy.providers, runtimeDirectory: runtimeDirectory,
-                                        loop: wl_display_get_event_loop(display), logger: logger)
+                                        loop: wl_display_get_event_loop(display), logger: logger, helper: helper)
         providerHost.ownerProcess = { [unowned self] owner in roles.process { clientID($0) == owner } }
         providerHost.integrityLost = { [unowned self] message in
             audit.record(AuditEvent.providerFailed, session: restrictionsSession, reason: "verify", detail: message)
@@ -255,6 +258,10 @@ public final class Server {
         if let fd = options.readyFD { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         if !options.app.isEmpty {
             let launch = { [unowned self] in
+                if let helper {
+                    app = try launchThroughHelper(helper, cgroup: providerHost.appCgroup)
+                    return
+                }
                 app = try providerHost.launch {
                     guard let appUser else { return try AppProcess.launch(options.app, appSocket: appSocket, logger: logger) }
                     // The socket's private directory, which the app user owns.
@@ -273,6 +280,62 @@ public final class Server {
 
         wl_display_run(display)
         return exitStatus
+    }
+
+    /// With `--privileged-helper`: Carrel must not be root (the helper exists
+    /// so that it is not), and connects; a helper not there yet is retried,
+    /// and sessions fail to begin until it is. Without: a warning when root.
+    private func connectPrivilegedHelper() throws -> PrivilegedHelperLink? {
+        guard let path = options.privilegedHelper else {
+            if geteuid() == 0 {
+                logger.warning("Carrel runs as root: every Wayland client's requests are parsed with root's powers; on an exam machine run it as its own user with carrel-privileged (docs/DEPLOY.md)")
+            }
+            return nil
+        }
+        guard geteuid() != 0 else {
+            throw CompositorError.configuration("--privileged-helper \(path): Carrel is running as root, which the helper exists to avoid; run Carrel as its own user (User=carrel in carrel-kiosk.service)")
+        }
+        let link = PrivilegedHelperLink(socketPath: path, loop: wl_display_get_event_loop(display), logger: logger)
+        link.exited = { [unowned self] id, status in
+            guard let launched = app as? HelperLaunchedApp, launched.id == id else { return }
+            launched.exited(waitStatus: status)
+            handleChildExit()
+        }
+        link.lost = { [unowned self] message in
+            guard restrictionsSession != nil else { return }
+            audit.record(AuditEvent.providerFailed, session: restrictionsSession, reason: "privileged_helper", detail: message)
+            drive { $0.integrityLost(message) }
+        }
+        link.connect()
+        privilegedHelper = link
+        return link
+    }
+
+    /// Starts the app through the helper, as the helper's app user, in the
+    /// session cgroup, on a connection Carrel already accepted as the app's
+    /// (no path to Carrel's sockets is needed).
+    private func launchThroughHelper(_ helper: PrivilegedHelperLink, cgroup: String?) throws -> LaunchedApp {
+        let socket = try roles.connect(.app)
+        defer { close(socket) }
+        var environment: [String: String] = [:]
+        // Carrel's environment, less what reaches Carrel or the session some other way.
+        let withheld: Set<String> = ["WAYLAND_DISPLAY", "WAYLAND_SOCKET", "DISPLAY", "NOTIFY_SOCKET", "XDG_RUNTIME_DIR",
+                                     "DBUS_SESSION_BUS_ADDRESS", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"]
+        for (key, value) in ProcessEnvironment.current() where !withheld.contains(key)
+            && PrivilegedRequest.isVariableName(key) && PrivilegedRequest.isPlain(value)
+            && environment.count < PrivilegedRequest.maximumVariables {
+            environment[key] = value
+        }
+        let id: UInt64?
+        do {
+            id = try helper.request(.spawn(role: .app, argv: options.app, environment: environment, cgroup: cgroup), passing: socket)
+        } catch {
+            // Closing `socket` ends the client Carrel made for it.
+            throw CompositorError.launch(error.message)
+        }
+        guard let id else { throw CompositorError.launch("the privileged helper started the app but gave no id") }
+        logger.notice("launched app \(options.app[0]) through the privileged helper (id \(id))")
+        return HelperLaunchedApp(id: id, link: helper, logger: logger)
     }
 
     private static func runtimeDirectory() throws -> String {
@@ -298,7 +361,7 @@ public final class Server {
     }
 
     /// The app ended: what that means (end its session, relaunch, stop) is Core's.
-    private func handleChildExit() {
+    func handleChildExit() {
         _ = reapInputMethod()
         onScreenKeyboard.reap()
         for (id, status) in participants.reap() {
@@ -359,6 +422,7 @@ public final class Server {
         stopInputMethod()
         assessment.shutdown()
         providerHost?.shutdown()
+        privilegedHelper?.close()
         for signal in signals { signal.cancel() }
         signals.removeAll()
         hotplugHook?.remove()

@@ -216,11 +216,13 @@ public enum PrivilegedRequest: Sendable, Hashable {
         }
     }
 
-    static func isPlain(_ text: String) -> Bool {
+    /// Whether a value may travel in a request (argv entry, variable value).
+    public static func isPlain(_ text: String) -> Bool {
         text.utf8.count <= maximumValueLength && !text.utf8.contains(0)
     }
 
-    static func isVariableName(_ name: String) -> Bool {
+    /// Whether `name` may name a variable in a spawn's environment.
+    public static func isVariableName(_ name: String) -> Bool {
         guard let first = name.first, !first.isNumber, name.utf8.count <= 128 else { return false }
         return name.allSatisfy { $0.isASCII && ($0 == "_" || $0.isLetter || $0.isNumber) }
     }

@@ -1,0 +1,47 @@
+import CarrelCore
+import Logging
+
+/// A program the privileged helper started for Carrel, by the id the helper
+/// gave it: it is the helper's child, so its end arrives as the helper's
+/// `exited` event, and signals go through the helper.
+final class HelperLaunchedApp: LaunchedApp {
+    let id: UInt64
+    private let link: PrivilegedHelperLink
+    private let logger: Logger
+    private var exit: AppExit?
+    private var reaped = false
+
+    init(id: UInt64, link: PrivilegedHelperLink, logger: Logger) {
+        self.id = id
+        self.link = link
+        self.logger = logger
+    }
+
+    /// The helper said it ended.
+    func exited(waitStatus: Int32) {
+        exit = AppExit(waitStatus: waitStatus)
+    }
+
+    func reap() -> AppExit? {
+        guard !reaped, let exit else { return nil }
+        reaped = true
+        return exit
+    }
+
+    func terminate(grace: Double) {
+        guard exit == nil else { return }
+        do {
+            try link.request(.signal(id: id, signal: .term))
+            if let status = link.awaitExit(of: id, timeout: grace) {
+                exited(waitStatus: status)
+                return
+            }
+            logger.warning("program \(id) ignored SIGTERM for \(grace)s; killing it")
+            try link.request(.signal(id: id, signal: .kill))
+            if let status = link.awaitExit(of: id, timeout: 1.0) { exited(waitStatus: status) }
+        } catch {
+            // Without the helper's connection the helper has killed it already.
+            logger.warning("could not stop program \(id) through the privileged helper: \(error.message)")
+        }
+    }
+}
