@@ -239,6 +239,13 @@ public final class Server {
             try providerHost.launchParticipant(id, network: participant.network, body)
         }
         participants.stopped = { id in providerHost.participantStopped(id) }
+        if let helper {
+            participants.startThroughHelper = { [unowned self] id, participant in
+                let cgroup = try providerHost.participantCgroup(id, network: participant.network)
+                return try spawnThroughHelper(helper, role: .participant, argv: participant.command, cgroup: cgroup,
+                                              connection: try roles.connectParticipant(id), label: "participant \(id)")
+            }
+        }
         self.providerHost = providerHost
 
         guard wlr_backend_start(backend) else {
@@ -297,8 +304,8 @@ public final class Server {
         }
         let link = PrivilegedHelperLink(socketPath: path, loop: wl_display_get_event_loop(display), logger: logger)
         link.exited = { [unowned self] id, status in
-            guard let launched = app as? HelperLaunchedApp, launched.id == id else { return }
-            launched.exited(waitStatus: status)
+            if let launched = app as? HelperLaunchedApp, launched.id == id { launched.exited(waitStatus: status) }
+            participants.helperProgramExited(id, waitStatus: status)
             handleChildExit()
         }
         link.lost = { [unowned self] message in
@@ -315,7 +322,14 @@ public final class Server {
     /// session cgroup, on a connection Carrel already accepted as the app's
     /// (no path to Carrel's sockets is needed).
     private func launchThroughHelper(_ helper: PrivilegedHelperLink, cgroup: String?) throws -> LaunchedApp {
-        let socket = try roles.connect(.app)
+        try spawnThroughHelper(helper, role: .app, argv: options.app, cgroup: cgroup, connection: try roles.connect(.app), label: "app")
+    }
+
+    /// Asks the helper to start `argv` as `role`'s user in `cgroup`, with
+    /// `connection` (closed here) as its Wayland connection.
+    private func spawnThroughHelper(_ helper: PrivilegedHelperLink, role: PrivilegedRequest.SpawnRole, argv: [String],
+                                    cgroup: String?, connection socket: Int32, label: String) throws -> LaunchedApp {
+        // Closing Carrel's copy: on failure that also ends the client made for it.
         defer { close(socket) }
         var environment: [String: String] = [:]
         // Carrel's environment, less what reaches Carrel or the session some other way.
@@ -328,13 +342,12 @@ public final class Server {
         }
         let id: UInt64?
         do {
-            id = try helper.request(.spawn(role: .app, argv: options.app, environment: environment, cgroup: cgroup), passing: socket)
+            id = try helper.request(.spawn(role: role, argv: argv, environment: environment, cgroup: cgroup), passing: socket)
         } catch {
-            // Closing `socket` ends the client Carrel made for it.
             throw CompositorError.launch(error.message)
         }
-        guard let id else { throw CompositorError.launch("the privileged helper started the app but gave no id") }
-        logger.notice("launched app \(options.app[0]) through the privileged helper (id \(id))")
+        guard let id else { throw CompositorError.launch("the privileged helper started \(label) but gave no id") }
+        logger.notice("launched \(label) \(argv[0]) through the privileged helper (helper program \(id))")
         return HelperLaunchedApp(id: id, link: helper, logger: logger)
     }
 

@@ -139,7 +139,7 @@ def machine(tmp_path, procs, logdir, logs):
 class PrivilegedWorld(World):
     """carrel as `carrel` through the wrapper, netprobe.py as the app (as `exam`)."""
 
-    def __init__(self, carrel_factory, procs, logdir, logs, python, protocols, m: Machine) -> None:
+    def __init__(self, carrel_factory, procs, logdir, logs, python, protocols, m: Machine, args=()) -> None:
         self.procs, self.logdir, self.logs = procs, logdir, logs
         self.python, self.protocols = python, protocols
         self.m = m
@@ -156,7 +156,7 @@ class PrivilegedWorld(World):
         try:
             self.carrel = carrel_factory.start(
                 app=[SYSTEM_PYTHON, NETPROBE, "app", self.record, self.fifo, self.results],
-                args=["--provider", "network", "--privileged-helper", str(m.socket)], audit_log=self.audit_log)
+                args=["--provider", "network", "--privileged-helper", str(m.socket), *args], audit_log=self.audit_log)
         finally:
             if old is None:
                 os.environ.pop("CARREL_BIN", None)
@@ -345,3 +345,47 @@ def test_a_killed_helper_interrupts_the_session_and_recover_leaves_nothing(
     assert w.carrel.wait_exit() == 0, w.log()
     v = subprocess.run([str(ctl_bin()), "audit", "verify", str(w.audit_log)], capture_output=True, text=True, timeout=30)
     assert v.returncode == 0 and "chain intact" in v.stdout, v.stdout + v.stderr
+
+
+def programs_named(prefix: str, subtree: str) -> list[int]:
+    """Live processes called `prefix`... inside the test's delegated cgroup
+    (other tests on the machine run carrel-paint too)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and Path(f"/proc/{entry}/comm").read_text().startswith(prefix) \
+                    and f"0::/{subtree}/" in Path(f"/proc/{entry}/cgroup").read_text() \
+                    and status_fields(int(entry))["State"][0] != "Z":
+                found.append(int(entry))
+        except (OSError, KeyError):
+            continue
+    return found
+
+
+def test_a_participant_is_started_by_the_helper_as_the_participant_user_in_its_cgroup(
+        carrel, procs, logdir, logs, machine, client_python, pywayland_protocols):
+    machine.start_helper()
+    policy = machine.carrel_dir / "policy.toml"
+    policy.write_text("[participants.calc]\n"
+                      f"command = [\"{h.paint_bin()}\", \"--color\", \"33cc66\"]\n"
+                      "network = true\n")
+    w = PrivilegedWorld(carrel, procs, logdir, logs, client_python, pywayland_protocols, machine,
+                        args=["--policy", str(policy)])
+    a = w.client("exam")
+    a.map()
+    a.bind(version=2)
+    a.send("config c ; participant c calc")
+    a.begin(config="c")
+    a.began()
+    pids = programs_named("carrel-paint", machine.subtree)
+    assert len(pids) == 1, f"expected one participant, found {pids}\n{w.log()}"
+    fields = status_fields(pids[0])
+    assert fields["Uid"].split() == [str(machine.exam.pw_uid)] * 4, fields["Uid"]
+    assert int(fields["CapEff"], 16) == 0 and int(fields["CapBnd"], 16) == 0, fields
+    assert int(fields["PPid"]) != w.carrel.pid, "the participant is carrel's child, not the helper's"
+    cgroup = Path(f"/proc/{pids[0]}/cgroup").read_text()
+    assert f"0::/{machine.subtree}/carrel-{w.carrel.pid}-participant-calc\n" in cgroup, cgroup
+    a.send("end s")
+    a.expect("session s ended")
+    assert h.wait_until(lambda: not programs_named("carrel-paint", machine.subtree), 5), "the participant outlived its session"
+    w.alive()

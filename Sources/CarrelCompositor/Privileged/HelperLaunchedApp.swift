@@ -17,6 +17,11 @@ final class HelperLaunchedApp: LaunchedApp {
         self.logger = logger
     }
 
+    var label: String { "helper program \(id)" }
+
+    /// The helper kills the rest of its group when it ends.
+    func endGroup() {}
+
     /// The helper said it ended.
     func exited(waitStatus: Int32) {
         exit = AppExit(waitStatus: waitStatus)

@@ -163,6 +163,17 @@ final class ProviderHost {
         return try cgroup.spawnInside(body)
     }
 
+    /// With the privileged helper: the cgroup participant `id` is started in
+    /// (made here, inside Carrel's delegated cgroup), or nil when it gets none.
+    func participantCgroup(_ id: String, network keepsNetwork: Bool) throws -> String? {
+        guard network != nil, keepsNetwork else { return nil }
+        do {
+            return try SessionCgroup.create(named: SessionCgroup.participantName(id)).relativePath
+        } catch {
+            throw CompositorError.launch("\(id) keeps the network, but: \(error.message)")
+        }
+    }
+
     /// Participant `id` was stopped: its cgroup goes once empty.
     func participantStopped(_ id: String) {
         _ = SessionCgroup.remove(relativePath: SessionCgroup.participantName(id))
