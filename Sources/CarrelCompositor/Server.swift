@@ -69,7 +69,7 @@ public final class Server {
     /// Protocol loggers that refuse requests wlroots 0.15 would crash on.
     private var protocolGuards: [OpaquePointer] = []
     private var hotplugHook: OutputHotplugHook?
-    private var app: LaunchedApp?
+    private(set) var app: LaunchedApp?
     /// `--privileged-helper`: the connection to carrel-privileged.
     private(set) var privilegedHelper: PrivilegedHelperLink?
     /// Apps of force-ended sessions in their grace period before SIGKILL.

@@ -22,6 +22,19 @@ final class HelperLaunchedApp: LaunchedApp {
     /// The helper kills the rest of its group when it ends.
     func endGroup() {}
 
+    /// Whether the helper said it ended.
+    var hasExited: Bool { exit != nil }
+
+    /// Sends `signal` through the helper; nil when sent, else why not.
+    func signal(_ signal: PrivilegedRequest.StopSignal) -> String? {
+        do {
+            try link.request(.signal(id: id, signal: signal))
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
     /// The helper said it ended.
     func exited(waitStatus: Int32) {
         exit = AppExit(waitStatus: waitStatus)
