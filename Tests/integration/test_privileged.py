@@ -389,3 +389,75 @@ def test_a_participant_is_started_by_the_helper_as_the_participant_user_in_its_c
     a.expect("session s ended")
     assert h.wait_until(lambda: not programs_named("carrel-paint", machine.subtree), 5), "the participant outlived its session"
     w.alive()
+
+
+class FifoProcess:
+    """The Popen face Driver needs, for an app the helper started: its
+    stdin and stdout are FIFOs the test holds both ends of (O_RDWR, so no
+    open blocks and no read sees a false end of file)."""
+
+    def __init__(self, fifo_in: Path, fifo_out: Path) -> None:
+        self.stdin = os.fdopen(os.open(fifo_in, os.O_RDWR), "wb", buffering=0)
+        self.stdout = os.fdopen(os.open(fifo_out, os.O_RDWR), "rb", buffering=0)
+        self.pid = -1
+
+    def poll(self):
+        return None
+
+    def close(self) -> None:
+        self.stdin.close()
+        self.stdout.close()
+
+
+def test_end_force_stops_the_helpers_app_through_the_helper(
+        carrel, procs, logdir, logs, machine, client_python, pywayland_protocols):
+    """The session's owner is the app the helper started (the assessment
+    client, as `exam`, on WAYLAND_SOCKET): `carrelctl end --force` ends the
+    session, then the app gets SIGTERM through the helper after the notice."""
+    from test_assessment import CLIENT, Driver
+    machine.start_helper()
+    protocols = machine.shared / "protocols"
+    shutil.copytree(pywayland_protocols, protocols)
+    for path in [protocols, *protocols.rglob("*")]:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    fifo_in, fifo_out = machine.app_dir / "stdin", machine.app_dir / "stdout"
+    for fifo in (fifo_in, fifo_out):
+        os.mkfifo(fifo, 0o600)
+        os.chown(fifo, machine.exam.pw_uid, machine.exam.pw_gid)
+    pipes = FifoProcess(fifo_in, fifo_out)
+    control = machine.carrel_dir / "control.sock"
+    audit_log = machine.carrel_dir / "audit.jsonl"
+    old = os.environ.get("CARREL_BIN")
+    os.environ["CARREL_BIN"] = str(machine.wrapper)
+    try:
+        c = carrel.start(app=["sh", "-c", 'exec "$0" "$1" < "$2" > "$3"', client_python, CLIENT, fifo_in, fifo_out],
+                         args=["--privileged-helper", str(machine.socket), "--control-socket", str(control)],
+                         env={"CARREL_PYWAYLAND_PROTOCOLS": str(protocols), "PYTHONUNBUFFERED": "1"},
+                         audit_log=audit_log)
+    finally:
+        if old is None:
+            os.environ.pop("CARREL_BIN", None)
+        else:
+            os.environ["CARREL_BIN"] = old
+    transcript = logdir / "helper-app.transcript"
+    logs.append(("the helper's app transcript", transcript))
+    a = Driver("helper-app", pipes, logdir / "helper-app.stderr", transcript)
+    try:
+        a.expect("ready", what="the app connected through WAYLAND_SOCKET")
+        a.map()
+        a.bind()
+        a.begin()
+        a.began()
+        r = subprocess.run([str(ctl_bin()), "--socket", str(control), "end", "--reason", "app hangs", "--force"],
+                           capture_output=True, text=True, timeout=15, env=h.clean_env())
+        assert r.returncode == 0, r.stdout + r.stderr
+        a.expect("session s ended", what="ended after end --force")
+        # The notice (1 s), then SIGTERM through the helper; the app ends, and so does carrel (no kiosk).
+        assert c.wait_exit() == 128 + signal.SIGTERM, c.evidence()
+        records = [json.loads(line) for line in audit_log.read_text().splitlines()]
+        stops = [r.get("detail", "") for r in records if r["event"] == "app_stop"]
+        assert any("SIGTERM sent to helper program 1" in d for d in stops), stops
+        v = subprocess.run([str(ctl_bin()), "audit", "verify", str(audit_log)], capture_output=True, text=True, timeout=30)
+        assert v.returncode == 0 and "chain intact" in v.stdout, v.stdout + v.stderr
+    finally:
+        pipes.close()
