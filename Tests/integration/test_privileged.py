@@ -461,3 +461,16 @@ def test_end_force_stops_the_helpers_app_through_the_helper(
         assert v.returncode == 0 and "chain intact" in v.stdout, v.stdout + v.stderr
     finally:
         pipes.close()
+
+
+def test_helper_unit_passes_systemd_analyze_verify(tmp_path):
+    """dist/carrel-privileged.service, with its binary swapped for one that exists here."""
+    analyze = shutil.which("systemd-analyze")
+    if not analyze:
+        pytest.skip("systemd-analyze is not installed")
+    unit = (h.REPO / "dist/carrel-privileged.service").read_text()
+    assert "ExecStopPost=/usr/bin/carrel-privileged --recover" in unit
+    probe = tmp_path / "carrel-privileged.service"
+    probe.write_text(unit.replace("/usr/bin/carrel-privileged", "/bin/true"))
+    r = subprocess.run([analyze, "verify", str(probe)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and not r.stderr.strip(), f"systemd-analyze verify: {r.stderr}"
