@@ -448,6 +448,10 @@ def test_end_force_stops_the_helpers_app_through_the_helper(
         a.bind()
         a.begin()
         a.began()
+        # No network provider: the app is still in carrel's (delegated) cgroup, not the helper's.
+        procs_in = machine.cgroup_sh(f"cat /sys/fs/cgroup/{machine.subtree}/carrel-{c.pid}/cgroup.procs").stdout.split()
+        assert len(procs_in) == 1, procs_in
+        assert Path(f"/proc/{procs_in[0]}/status").read_text().count(f"\t{machine.exam.pw_uid}") >= 4
         r = subprocess.run([str(ctl_bin()), "--socket", str(control), "end", "--reason", "app hangs", "--force"],
                            capture_output=True, text=True, timeout=15, env=h.clean_env())
         assert r.returncode == 0, r.stdout + r.stderr

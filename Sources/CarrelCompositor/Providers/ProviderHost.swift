@@ -66,7 +66,9 @@ final class ProviderHost {
     }
 
     /// `helper`: the nftables table goes through the privileged helper, and
-    /// Carrel's cgroups are made inside its own (delegated) cgroup.
+    /// Carrel's cgroups are made inside its own (delegated) cgroup; the app's
+    /// is made even without the network provider, so the app the helper
+    /// starts is in Carrel's unit, not the helper's.
     init(policy: ProvidersPolicy, runtimeDirectory: String, loop: OpaquePointer, logger: Logger,
          helper: PrivilegedHelperLink? = nil) {
         self.policy = policy
@@ -74,7 +76,7 @@ final class ProviderHost {
         self.logger = logger
         stateFile = ProviderStateFile(directory: policy.stateDirectory ?? runtimeDirectory + "/carrel")
         var delegationProblem: String?
-        if helper != nil, policy.network {
+        if helper != nil {
             if let own = SessionCgroup.own() {
                 delegationProblem = SessionCgroup.delegate(to: own)
             } else {
@@ -86,18 +88,21 @@ final class ProviderHost {
         var providers: [RestrictionProvider] = []
         var cgroup: SessionCgroup?
         var network: NetworkProvider?
-        if policy.network {
-            var problem = delegationProblem
-            if problem == nil {
-                do {
-                    cgroup = try SessionCgroup.create()
-                } catch {
-                    problem = error.message
-                }
+        var problem = delegationProblem
+        if problem == nil, policy.network || helper != nil {
+            do {
+                cgroup = try SessionCgroup.create()
+            } catch {
+                problem = error.message
             }
+        }
+        if policy.network {
             if let problem { logger.error("network provider: \(problem); sessions will fail to begin") }
             network = NetworkProvider(cgroup: cgroup, cgroupProblem: problem, table: helper.map(HelperNetworkTable.init(link:)))
             providers.append(network!)
+        }
+        if !policy.network, let problem {
+            logger.warning("the app has no cgroup in Carrel's unit (\(problem)); the privileged helper starts it in its own")
         }
         if policy.media {
             let address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
