@@ -436,7 +436,11 @@ def test_separated_units_execstart_lines_run_as_systemd_would(staged, procs, log
         exports = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
         helper_err = logdir / "helper-unit.stderr"
         logs.append(("helper unit stderr", helper_err))
-        setup = " && ".join([
+        # StateDirectory: in the /var/lib overlay's lower layer (an overlay of lower layers is read-only).
+        (varlib / "carrel").mkdir(mode=0o700)
+        os.chown(varlib / "carrel", carrel_user.pw_uid, carrel_user.pw_gid)
+        setup = "\n".join([
+            "set -e",
             f"mount -t overlay overlay -o lowerdir={staged}/usr/bin:/usr/bin /usr/bin",
             f"mount -t overlay overlay -o lowerdir={etc}:/etc /etc",
             f"mount -t overlay overlay -o lowerdir={varlib}:/var/lib /var/lib",
@@ -447,9 +451,8 @@ def test_separated_units_execstart_lines_run_as_systemd_would(staged, procs, log
             "mkdir -m 0755 /run/carrel-privileged",
             f"mkdir -m 0711 /run/carrel && chown {owner} /run/carrel",
             f"mkdir -m 0750 /var/log/carrel && chown {owner} /var/log/carrel",
-            f"mkdir -p -m 0700 /var/lib/carrel && chown {owner} /var/lib/carrel",
             "ip link set lo up",
-            MOUNT.rstrip("; "),
+            MOUNT.replace("exit 97; ", "exit 97"),
             f"mkdir -p {cg} && chown {owner} {cg} {cg}/cgroup.procs {cg}/cgroup.threads {cg}/cgroup.subtree_control",
             f"({shlex.join(helper_start)} 2>{helper_err} &)",
             f"for i in $(seq 100); do [ -S {socket_path} ] && break; sleep 0.1; done",
