@@ -331,15 +331,7 @@ public final class Server {
                                     cgroup: String?, connection socket: Int32, label: String) throws -> LaunchedApp {
         // Closing Carrel's copy: on failure that also ends the client made for it.
         defer { close(socket) }
-        var environment: [String: String] = [:]
-        // Carrel's environment, less what reaches Carrel or the session some other way.
-        let withheld: Set<String> = ["WAYLAND_DISPLAY", "WAYLAND_SOCKET", "DISPLAY", "NOTIFY_SOCKET", "XDG_RUNTIME_DIR",
-                                     "DBUS_SESSION_BUS_ADDRESS", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"]
-        for (key, value) in ProcessEnvironment.current() where !withheld.contains(key)
-            && PrivilegedRequest.isVariableName(key) && PrivilegedRequest.isPlain(value)
-            && environment.count < PrivilegedRequest.maximumVariables {
-            environment[key] = value
-        }
+        let environment = SpawnEnvironment.from(ProcessEnvironment.current())
         let id: UInt64?
         do {
             id = try helper.request(.spawn(role: role, argv: argv, environment: environment, cgroup: cgroup), passing: socket)

@@ -101,10 +101,8 @@ final class HelperServer {
             var status: Int32 = 0
             let pid = waitpid(-1, &status, WNOHANG)
             guard pid > 0 else { return }
-            if connection?.exited(pid, status: status) != true {
-                // A program of a closed connection (killed then): nobody to tell.
-                continue
-            }
+            // A program of a closed connection (killed then) has nobody to tell.
+            _ = connection?.exited(pid, status: status)
         }
     }
 }

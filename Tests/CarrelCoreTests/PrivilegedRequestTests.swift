@@ -103,4 +103,21 @@ struct PrivilegedRequestTests {
             #expect(PrivilegedReply.parse(Array(line.utf8)) == nil, "\(line)")
         }
     }
+
+    @Test("a spawned program's environment: Carrel's less its sockets and runtime directory, within the limits, and it parses")
+    func spawnEnvironment() throws {
+        let carrel: [(key: String, value: String)] = [
+            ("PATH", "/usr/bin:/bin"), ("LANG", "C.UTF-8"), ("WAYLAND_DISPLAY", "wayland-0"), ("XDG_RUNTIME_DIR", "/run/carrel"),
+            ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/tmp/x"), ("NOTIFY_SOCKET", "/run/systemd/notify"),
+            ("BASH_FUNC_f%%", "() { :; }"), ("NUL", "a\u{0}b"), ("LANG", "later"),
+        ]
+        let environment = SpawnEnvironment.from(carrel)
+        #expect(environment == ["PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"])
+        let many = (0..<1000).map { (key: "V\($0)", value: String(repeating: "x", count: 500)) }
+        let bounded = SpawnEnvironment.from(many)
+        #expect(bounded.count < 1000 && !bounded.isEmpty)
+        #expect(bounded.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count } <= SpawnEnvironment.budget)
+        let request = PrivilegedRequest.spawn(role: .app, argv: ["/usr/bin/exam"], environment: bounded, cgroup: nil)
+        #expect(try parse(request.line).get() == request)
+    }
 }
