@@ -326,10 +326,10 @@ def test_a_killed_helper_interrupts_the_session_and_recover_leaves_nothing(
     a.send("end s")
     a.expect("session s ended")
 
-    # Without the helper a session cannot begin, and says why.
+    # Without the helper a session cannot begin: the precondition names it.
     a.begin("t")
     m = a.expect(r"session t failed .*", what="begin fails without the helper")
-    assert "privileged helper" in m.group(0), m.group(0)
+    assert "privileged_helper: the privileged helper at" in m.group(0), m.group(0)
 
     assert w.log().count("privileged helper connected") == 1, "connected once, at start"
     machine.start_helper()
