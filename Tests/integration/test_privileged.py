@@ -220,6 +220,17 @@ print(json.dumps(out))
 """
 
 
+SECOND_CONNECTION = r"""
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(5)
+try:
+    s.sendall(b'{"request":"network_revert"}\n')
+    print("answered" if s.recv(100) else "closed")
+except (ConnectionResetError, BrokenPipeError):
+    print("closed")
+"""
+
+
 def test_helper_refuses_other_users_and_answers_garbage_with_errors(machine, procs):
     helper = machine.start_helper()
     st = os.stat(machine.socket)
@@ -295,6 +306,14 @@ def test_unprivileged_carrel_restricts_the_network_and_a_killed_carrel_reverts_e
     assert w.app_connect() == "ok", f"the app lost its network\n{w.log()}"
     a.sync()
     assert not a.matching(r"session s interrupted .*"), f"verify through the helper failed\n{w.log()}"
+
+    # One connection at a time: another process of carrel's user is closed unanswered while carrel is connected.
+    second = subprocess.run(["setpriv", f"--reuid={machine.carrel_user.pw_uid}", f"--regid={machine.carrel_user.pw_gid}",
+                             "--clear-groups", SYSTEM_PYTHON, "-c", SECOND_CONNECTION, str(machine.socket)],
+                            capture_output=True, text=True, timeout=15)
+    assert second.stdout.strip() == "closed", second.stdout + second.stderr
+    assert "refused a second connection" in machine.helper_log.read_text()
+    assert machine.ns.table_exists(), "a refused connection took the restriction down"
 
     assert machine.session_cgroups() == [f"carrel-{w.carrel.pid}"], machine.session_cgroups()
     w.carrel.signal(signal.SIGKILL)
