@@ -5,14 +5,18 @@ systemd would run it, and the shipped policy failing closed.
   test (--bindir-from, no release build): the tree, pkg-config's pkgdatadir,
   an edited policy kept, and the installed carrel started headless under the
   installed policy.
-- dist/carrel-kiosk.service: its ExecStart, parsed from the installed unit
-  and run as written with the unit's Environment, as the unit's user (root),
+- dist/carrel-kiosk-root.service (Carrel as root, no helper): its ExecStart,
+  parsed from the installed unit and run as written with the unit's
+  Environment, as the unit's user (root),
   headless, in private mount and network namespaces that hold what systemd
   and the installer would have made: the installed binaries over /usr/bin and
   /etc/carrel/policy.toml (overlays), the users `exam` and `carrel-admin`
   when the machine lacks them (an overlaid /etc/passwd and /etc/group), and
   RuntimeDirectory, LogsDirectory and StateDirectory with the unit's modes.
   Carrel is ready when its control socket is there.
+- dist/carrel-privileged.service and dist/carrel-kiosk.service: both
+  ExecStart lines the same way, the helper as root and Carrel as `carrel` in
+  a cgroup chowned to it (Delegate=yes).
 - dist/policy.toml on a machine without nftables on PATH and without a
   session bus: a session fails to begin (restriction_failed), never runs
   unrestricted.
@@ -97,8 +101,8 @@ def test_install_lays_out_the_tree_and_keeps_an_edited_policy(staged, tmp_path, 
     assert (staged / "usr/share/wayland-sessions/carrel.desktop").is_file()
     helper_unit = staged / "usr/lib/systemd/system/carrel-privileged.service"
     assert helper_unit.read_text() == (h.REPO / "dist/carrel-privileged.service").read_text()
-    dropin = staged / "usr/share/carrel/carrel-kiosk.service.d/privilege-separation.conf"
-    assert dropin.read_text() == (h.REPO / "dist/carrel-kiosk.service.d/privilege-separation.conf").read_text()
+    root_unit = staged / "usr/lib/systemd/system/carrel-kiosk-root.service"
+    assert root_unit.read_text() == (h.REPO / "dist/carrel-kiosk-root.service").read_text()
     xml = staged / "usr/share/carrel/protocols/carrel-assessment-v1.xml"
     assert xml.read_bytes() == (h.REPO / "protocols/carrel-assessment-v1.xml").read_bytes()
     policy = staged / "etc/carrel/policy.toml"
@@ -132,8 +136,8 @@ def test_install_lays_out_the_tree_and_keeps_an_edited_policy(staged, tmp_path, 
     assert "/usr/bin/carrel" not in moved
     helper_moved = (other / "opt/carrel/lib/systemd/system/carrel-privileged.service").read_text()
     assert "ExecStart=/opt/carrel/bin/carrel-privileged --socket" in helper_moved and "/usr/bin/" not in helper_moved
-    dropin_moved = (other / "opt/carrel/share/carrel/carrel-kiosk.service.d/privilege-separation.conf").read_text()
-    assert "/opt/carrel/bin/carrel --kiosk" in dropin_moved and "/usr/bin/carrel" not in dropin_moved
+    root_moved = (other / "opt/carrel/lib/systemd/system/carrel-kiosk-root.service").read_text()
+    assert "/opt/carrel/bin/carrel --kiosk" in root_moved and "/usr/bin/carrel" not in root_moved
     assert (other / "etc/carrel/policy.toml").is_file() and (other / "opt/carrel/bin/carrel").is_file()
 
     # The installed carrel starts headless under the installed policy; its
@@ -211,8 +215,10 @@ def test_shipped_unit_execstart_runs_as_systemd_would(staged, procs, logdir, log
     h.require_tool("unshare")
     h.require_tool("nsenter")
     h.require_tool("dbus-run-session")
-    unit = unit_sections(staged / "usr/lib/systemd/system/carrel-kiosk.service")
+    # The root layout, for machines without carrel-privileged.
+    unit = unit_sections(staged / "usr/lib/systemd/system/carrel-kiosk-root.service")
     service = unit["Service"]
+    assert "carrel-kiosk.service" in unit["Unit"]["Conflicts"], "one kiosk on tty7"
     assert service["Restart"] == "always", "the kiosk must come back whatever ends it"
     assert unit["Unit"].get("StartLimitIntervalSec") == "0", "and not stop coming back after a few quick failures"
     assert service["Type"] == "exec"
@@ -385,8 +391,8 @@ def test_app_user_that_cannot_be_used_stops_carrel_at_start(carrel, tmp_path, us
 
 
 def test_separated_units_execstart_lines_run_as_systemd_would(staged, procs, logdir, logs, carrel_ctl_bin):
-    """carrel-privileged.service's ExecStart as root and carrel-kiosk.service
-    with its privilege-separation drop-in as `carrel`: the helper's socket,
+    """carrel-privileged.service's ExecStart as root and carrel-kiosk.service's
+    as `carrel`: the helper's socket,
     Carrel's user and capabilities, the app's user (started by the helper),
     the control socket, and the helper's ExecStopPost. As the root unit's
     test: private mount and network namespaces with the installed files, the
@@ -401,13 +407,14 @@ def test_separated_units_execstart_lines_run_as_systemd_would(staged, procs, log
     carrel_user, exam = account("carrel"), account("exam")
     helper = unit_sections(staged / "usr/lib/systemd/system/carrel-privileged.service")["Service"]
     kiosk = unit_sections(staged / "usr/lib/systemd/system/carrel-kiosk.service")
-    dropin = unit_sections(staged / "usr/share/carrel/carrel-kiosk.service.d/privilege-separation.conf")
-    assert dropin["Service"]["User"] == "carrel" and dropin["Service"]["Delegate"] == "yes", dict(dropin["Service"])
-    assert "carrel-privileged.service" in dropin["Unit"]["Requires"] and "carrel-privileged.service" in dropin["Unit"]["After"]
+    assert kiosk["Service"]["User"] == "carrel" and kiosk["Service"]["Delegate"] == "yes", dict(kiosk["Service"])
+    assert kiosk["Service"]["SupplementaryGroups"] == "carrel-admin" and kiosk["Service"]["Restart"] == "always"
+    assert kiosk["Unit"]["Requires"] == "carrel-privileged.service"
+    assert "After=carrel-privileged.service" in (staged / "usr/lib/systemd/system/carrel-kiosk.service").read_text()
     assert helper["Restart"] == "always" and "--recover" in helper["ExecStopPost"], dict(helper)
     assert "CAP_SYS_ADMIN" not in helper["CapabilityBoundingSet"] and "CAP_NET_ADMIN" in helper["CapabilityBoundingSet"]
     helper_start = shlex.split(helper["ExecStart"])
-    kiosk_start = shlex.split(dropin["Service"]["ExecStart"])  # the drop-in resets ExecStart and sets this one
+    kiosk_start = shlex.split(kiosk["Service"]["ExecStart"])
     assert "--app-user" not in kiosk_start and "--privileged-helper" in kiosk_start, kiosk_start
     socket_path = kiosk_start[kiosk_start.index("--privileged-helper") + 1]
     assert socket_path == helper_start[helper_start.index("--socket") + 1]
