@@ -86,7 +86,7 @@ final class Participants {
 
     /// The helper said its program `id` ended: the participant it was, if any, hears it.
     func helperProgramExited(_ id: UInt64, waitStatus: Int32) {
-        for case let program as HelperLaunchedApp in processes.values where program.id == id {
+        for case let program as HelperLaunchedApp in processes.values where program.isProgram(id) {
             program.exited(waitStatus: waitStatus)
         }
     }

@@ -304,7 +304,7 @@ public final class Server {
         }
         let link = PrivilegedHelperLink(socketPath: path, loop: wl_display_get_event_loop(display), logger: logger)
         link.exited = { [unowned self] id, status in
-            if let launched = app as? HelperLaunchedApp, launched.id == id { launched.exited(waitStatus: status) }
+            if let launched = app as? HelperLaunchedApp, launched.isProgram(id) { launched.exited(waitStatus: status) }
             participants.helperProgramExited(id, waitStatus: status)
             handleChildExit()
         }

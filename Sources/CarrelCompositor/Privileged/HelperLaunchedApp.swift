@@ -6,6 +6,8 @@ import Logging
 /// `exited` event, and signals go through the helper.
 final class HelperLaunchedApp: LaunchedApp {
     let id: UInt64
+    /// The helper connection that started it: a later one numbers its programs afresh.
+    let generation: Int
     private let link: PrivilegedHelperLink
     private let logger: Logger
     private var exit: AppExit?
@@ -13,6 +15,7 @@ final class HelperLaunchedApp: LaunchedApp {
 
     init(id: UInt64, link: PrivilegedHelperLink, logger: Logger) {
         self.id = id
+        generation = link.generation
         self.link = link
         self.logger = logger
     }
@@ -27,6 +30,8 @@ final class HelperLaunchedApp: LaunchedApp {
 
     /// Sends `signal` through the helper; nil when sent, else why not.
     func signal(_ signal: PrivilegedRequest.StopSignal) -> String? {
+        // Its id means another program to a helper connected since.
+        guard generation == link.generation else { return "the privileged helper that started it is gone" }
         do {
             try link.request(.signal(id: id, signal: signal))
             return nil
@@ -46,8 +51,11 @@ final class HelperLaunchedApp: LaunchedApp {
         return exit
     }
 
+    /// Whether an event about program `id` of the link's current connection is about this one.
+    func isProgram(_ id: UInt64) -> Bool { id == self.id && generation == link.generation }
+
     func terminate(grace: Double) {
-        guard exit == nil else { return }
+        guard exit == nil, generation == link.generation else { return }
         do {
             try link.request(.signal(id: id, signal: .term))
             if let status = link.awaitExit(of: id, timeout: grace) {

@@ -23,7 +23,9 @@ final class PrivilegedHelperLink {
     private var pendingEvents: [PrivilegedReply] = []
     /// Why it is not connected (nil while it is).
     private(set) var problem: String? = "not connected yet"
-    /// A spawned program ended: its id and waitpid status word.
+    /// Counts connections: ids the helper gives are its connection's own.
+    private(set) var generation = 0
+    /// A spawned program ended: its id (of the current `generation`) and waitpid status word.
     var exited: (UInt64, Int32) -> Void = { _, _ in }
     /// The connection was lost; the sentence says so.
     var lost: (String) -> Void = { _ in }
@@ -61,6 +63,7 @@ final class PrivilegedHelperLink {
             return
         }
         fd = socket
+        generation += 1
         source = EventLoopFDSource(loop: loop, fd: socket) { [unowned self] _ in readable() }
         do {
             try request(.recover)
