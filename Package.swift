@@ -51,6 +51,7 @@ let package = Package(
     products: [
         .executable(name: "carrel", targets: ["carrel"]),
         .executable(name: "carrelctl", targets: ["carrelctl"]),
+        .executable(name: "carrel-privileged", targets: ["carrel-privileged"]),
         .library(name: "CarrelCore", targets: ["CarrelCore"]),
         .library(name: "AssessmentKit", targets: ["AssessmentKit"]),
         .library(name: "CarrelAudit", targets: ["CarrelAudit"]),
@@ -87,6 +88,15 @@ let package = Package(
             sources: ["media.c"],
             publicHeadersPath: "include"
         ),
+        // File descriptors over a Unix socket (SCM_RIGHTS), whose cmsg macros
+        // Swift cannot import: the compositor hands the privileged helper a
+        // program's Wayland connection with the spawn request.
+        .target(
+            name: "CarrelFDPassing",
+            path: "CModules/CarrelFDPassing",
+            sources: ["fd_passing.c"],
+            publicHeadersPath: "include"
+        ),
         .target(
             name: "CarrelClientShim",
             dependencies: ["CarrelProtocolCode", "CWaylandClientLib"],
@@ -105,7 +115,7 @@ let package = Package(
         .target(name: "CarrelSystem"),
         .target(
             name: "CarrelCompositor",
-            dependencies: ["CarrelCore", "CarrelSystem", "CarrelShim", "CCairoLib", "CarrelMedia", "CarrelPasscode", "CarrelAudit",
+            dependencies: ["CarrelCore", "CarrelSystem", "CarrelShim", "CCairoLib", "CarrelMedia", "CarrelFDPassing", "CarrelPasscode", "CarrelAudit",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: cSideSettings + wlrootsSwiftSettings
         ),
@@ -136,6 +146,13 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: cSideSettings
+        ),
+        // The privileged helper: the few operations that need root (nftables,
+        // starting programs as other users), on a socket only Carrel's user may
+        // use, in a closed vocabulary (CarrelCore's PrivilegedRequest).
+        .executableTarget(
+            name: "carrel-privileged",
+            dependencies: ["CarrelCore", "CarrelSystem", "CarrelFDPassing"]
         ),
         // The administrator's control tool: talks to carrel's control socket.
         .executableTarget(

@@ -12,9 +12,13 @@ import Glibc
 /// A pid alone could name another process by the time a timer fires, so the
 /// process is recognised by its pid and its start time (field 22 of
 /// `/proc/PID/stat`); a process that is gone or not the same is left alone.
+/// An app the privileged helper started is Carrel's neither by pid nor as a
+/// child: it is signalled through the helper, by the id the helper gave it.
 final class AppStop {
     let pid: pid_t
-    private let startTime: String
+    private var startTime = ""
+    /// Set when the app is the privileged helper's program.
+    private var program: HelperLaunchedApp?
     private let grace: Duration
     private var timer: EventLoopTimer?
     private var terminated = false
@@ -48,25 +52,57 @@ final class AppStop {
         timer.arm(after: notice)
     }
 
+    /// Stops `program`, which the privileged helper started.
+    init?(program: HelperLaunchedApp, notice: Duration, grace: Duration, loop: OpaquePointer, record: @escaping (String) -> Void) {
+        pid = 0
+        self.program = program
+        self.grace = grace
+        self.record = record
+        guard !program.hasExited else {
+            record("no process to stop: helper program \(program.id) has exited")
+            return nil
+        }
+        timer = EventLoopTimer(loop: loop) { [unowned self] in fire() }
+        guard let timer else {
+            record("no timer for the grace period (out of resources): SIGKILL sent to helper program \(program.id) at once")
+            _ = program.signal(.kill)
+            return
+        }
+        timer.arm(after: notice)
+    }
+
+    private var name: String { program.map { "helper program \($0.id)" } ?? "pid \(pid)" }
+
+    private var isGone: Bool {
+        if let program { return program.hasExited }
+        return Self.startTime(of: pid) != startTime || Self.isZombie(pid)
+    }
+
+    /// nil when sent, else why not.
+    private func send(_ signal: PrivilegedRequest.StopSignal) -> String? {
+        if let program { return program.signal(signal) }
+        return kill(pid, signal == .term ? SIGTERM : SIGKILL) == 0 ? nil : SystemError.current
+    }
+
     private func fire() {
-        guard Self.startTime(of: pid) == startTime, !Self.isZombie(pid) else {
-            record("pid \(pid) exited by itself\(terminated ? " after SIGTERM" : "")")
+        guard !isGone else {
+            record("\(name) exited by itself\(terminated ? " after SIGTERM" : "")")
             end()
             return
         }
         if !terminated {
             terminated = true
-            guard kill(pid, SIGTERM) == 0 else {
-                record("could not send SIGTERM to pid \(pid): \(SystemError.current)")
+            if let failure = send(.term) {
+                record("could not send SIGTERM to \(name): \(failure)")
                 end()
                 return
             }
-            record("SIGTERM sent to pid \(pid); SIGKILL in \(grace.secondsText) if it is still running")
+            record("SIGTERM sent to \(name); SIGKILL in \(grace.secondsText) if it is still running")
             timer?.arm(after: grace)
             return
         }
-        kill(pid, SIGKILL)
-        record("pid \(pid) still running \(grace.secondsText) after SIGTERM: SIGKILL sent")
+        _ = send(.kill)
+        record("\(name) still running \(grace.secondsText) after SIGTERM: SIGKILL sent")
         end()
     }
 

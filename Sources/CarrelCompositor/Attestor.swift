@@ -16,6 +16,7 @@ final class Attestor {
     private var policyDigest: String?
     private let policyFile: String?
     private let version: String
+    private let privilegedHelper: Bool
     private var tallies: [SessionID: SessionTally] = [:]
 
     init(options: CompositorOptions, logger: Logger) {
@@ -34,6 +35,7 @@ final class Attestor {
         // Once, at start: what runs now is what was hashed (the file may be replaced later, the process is not).
         executableDigest = Digest.sha256Hex(fileAt: "/proc/self/exe") ?? "unreadable"
         policyFile = options.policyPath
+        privilegedHelper = options.privilegedHelper != nil
         policyDigest = options.policyPath.flatMap { Digest.sha256Hex(fileAt: $0) }
         version = options.carrelVersion
     }
@@ -66,7 +68,7 @@ final class Attestor {
         let signer = key.map { key in
             AttestationFacts(keyFingerprint: key.publicKey.fingerprint, carrelVersion: version, executableDigest: executableDigest,
                              policyFile: policyFile, policyDigest: policyDigest, preconditions: policy,
-                             virtualMachine: virtualMachine, run: run)
+                             virtualMachine: virtualMachine, run: run, privilegedHelper: privilegedHelper)
         }
         let tally = session.flatMap { tallies[$0.id] } ?? SessionTally()
         let decided = AttestationRequest.answer(nonce: nonce, session: session, signer: signer, tally: tally, chain: chain,

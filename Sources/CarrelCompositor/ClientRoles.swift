@@ -195,6 +195,10 @@ final class ClientRoles {
     /// program's WAYLAND_SOCKET. No path exists that anyone else could
     /// connect through.
     func connect(_ role: Role) throws -> Int32 {
+        try connectClient(role).fd
+    }
+
+    private func connectClient(_ role: Role) throws -> (client: OpaquePointer, fd: Int32) {
         var fds: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &fds) == 0 else {
             throw CompositorError.socket("\(role): socketpair(): \(SystemError.current)")
@@ -205,7 +209,7 @@ final class ClientRoles {
             throw CompositorError.socket("\(role): could not create a client for its connection")
         }
         assign(role, to: client)
-        return fds[1]
+        return (client, fds[1])
     }
 
     // MARK: - Participant sockets
@@ -224,6 +228,15 @@ final class ClientRoles {
         }
         participantSockets[id] = ParticipantSocket(path: path, fd: fd, source: source)
         return path
+    }
+
+    /// A connection for participant `id` started through the privileged
+    /// helper: one end of a socket pair is a client with role `participant`
+    /// and that id, the other is returned for the program's WAYLAND_SOCKET.
+    func connectParticipant(_ id: String) throws -> Int32 {
+        let (client, fd) = try connectClient(.participant)
+        participantIDs[client] = id
+        return fd
     }
 
     /// Closes participant `id`'s socket and disconnects every client that

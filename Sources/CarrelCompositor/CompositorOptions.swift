@@ -47,6 +47,10 @@ public struct CompositorOptions {
     public var requireControlSocket: Bool
     /// `--app-user`: the user the app is started as (Carrel must be root); nil: Carrel's own.
     public var appUser: String?
+    /// `--privileged-helper`: the socket of `carrel-privileged`, through which
+    /// the network table is loaded and the app started as its own user; Carrel
+    /// then runs unprivileged. nil: Carrel does both itself (as root).
+    public var privilegedHelper: String?
     /// Carrel's version, as signed statements name it.
     public var carrelVersion = "unknown"
     /// `--journal-socket`: journald's native socket for the audit records

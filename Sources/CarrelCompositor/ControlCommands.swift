@@ -84,10 +84,16 @@ extension Server {
         let subject = auditSubject(client)
         // `ended` goes out before any signal could cut the client short.
         wl_client_flush(client)
-        let stop = AppStop(pid: subject.pid, notice: notice, grace: grace,
-                           loop: wl_display_get_event_loop(display)) { [unowned self] step in
+        let record = { [unowned self] (step: String) in
             logger.notice("end --force: \(step)")
             audit.record(AuditEvent.appStop, subject: subject, reason: "stop", detail: "\(why); \(step)")
+        }
+        let loop = wl_display_get_event_loop(display)!
+        // The privileged helper's app connects over a socket pair Carrel made: its pid reads as Carrel's.
+        let stop = if subject.pid == getpid(), let program = app as? HelperLaunchedApp {
+            AppStop(program: program, notice: notice, grace: grace, loop: loop, record: record)
+        } else {
+            AppStop(pid: subject.pid, notice: notice, grace: grace, loop: loop, record: record)
         }
         guard let stop else { return }
         stop.finished = { [unowned self] finished in appStops.removeAll { $0 === finished } }

@@ -18,22 +18,27 @@ final class ControlSocketFile {
     private let logger: Logger
 
     /// Who may connect: root and the policy's `[control] group` when Carrel
-    /// runs as root; only Carrel's own user otherwise (the group is then
-    /// ignored, and the log says so).
+    /// runs as root or is a member of that group; only Carrel's own user
+    /// (and root) otherwise (the group is then ignored, and the log says so).
     static func access(group: String?, logger: Logger) throws -> ControlAccess {
         let uid = geteuid()
+        var count = getgroups(0, nil)
+        var groups = [gid_t](repeating: 0, count: Int(max(count, 0)))
+        count = getgroups(count, &groups)
+        let own = Array(groups.prefix(Int(max(count, 0)))) + [getegid()]
         var groupID: UInt32?
         if let group {
-            if uid == 0 {
-                guard let entry = getgrnam(group) else {
-                    throw CompositorError.control("the control group \"\(group)\" does not exist; create it (groupadd \(group)) or remove [control] group from the policy")
-                }
+            if let entry = getgrnam(group) {
                 groupID = entry.pointee.gr_gid
-            } else {
-                logger.notice("control: not running as root, so the control group \"\(group)\" is ignored; only uid \(uid) may connect")
+            } else if uid == 0 {
+                throw CompositorError.control("the control group \"\(group)\" does not exist; create it (groupadd \(group)) or remove [control] group from the policy")
             }
         }
-        return ControlAccess(serverUID: uid, groupID: groupID)
+        let access = ControlAccess(serverUID: uid, groupID: groupID, serverGroups: own)
+        if let group, access.groupID == nil {
+            logger.notice("control: not running as root nor as a member of the control group \"\(group)\", so it is ignored; only uid \(uid) may connect")
+        }
+        return access
     }
 
     /// Prepares the directory, removes a stale socket, binds and listens.
@@ -74,7 +79,7 @@ final class ControlSocketFile {
         }
         boundFile = (UInt64(info.st_dev), UInt64(info.st_ino))
         self.fd = fd
-        let owner = layout.group.map { "root:gid \($0)" } ?? "uid \(geteuid())"
+        let owner = layout.group.map { "uid \(geteuid()):gid \($0)" } ?? "uid \(geteuid())"
         logger.notice("control socket \(path) (mode \(String(layout.socketMode, radix: 8)), \(owner))")
     }
 

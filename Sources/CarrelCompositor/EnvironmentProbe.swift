@@ -19,7 +19,7 @@ struct EnvironmentProbe {
     }
 
     /// What the machine looks like now.
-    func observe(auditLogProblem: String?) -> EnvironmentObservation {
+    func observe(auditLogProblem: String?, privilegedHelperProblem: String? = nil) -> EnvironmentObservation {
         let unix = BoundedFile.text("/proc/net/unix", limit: 16 << 20)
         var observation = EnvironmentObservation(
             nestedIn: nestedIn,
@@ -27,6 +27,7 @@ struct EnvironmentProbe {
             seat: Self.seat(),
             auditLogProblem: auditLogProblem,
             virtualMachine: virtualMachine)
+        observation.privilegedHelperProblem = privilegedHelperProblem
         if unix == nil {
             // Unreadable: an X server cannot be ruled out (fail closed).
             observation.xServerSockets = ["(unknown: /proc/net/unix could not be read)"]

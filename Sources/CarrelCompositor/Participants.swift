@@ -13,10 +13,13 @@ import Logging
 final class Participants {
     private let roles: ClientRoles
     private let logger: Logger
-    private var processes: [String: AppProcess] = [:]
+    private var processes: [String: LaunchedApp] = [:]
     /// Spawns participant `id` through the body (inside its network cgroup
     /// when it keeps the network: `ProviderHost.launchParticipant`).
     var launch: (_ id: String, _ participant: ParticipantPolicy, _ body: () throws -> AppProcess) throws -> AppProcess = { try $2() }
+    /// Set with the privileged helper: participant `id` is started by it, as
+    /// its participant user, instead of by Carrel.
+    var startThroughHelper: ((_ id: String, _ participant: ParticipantPolicy) throws -> LaunchedApp)?
     /// Participant `id` is stopped and reaped.
     var stopped: (_ id: String) -> Void = { _ in }
 
@@ -41,6 +44,11 @@ final class Participants {
                 return "participant \(id) is not in the policy in force; add [participants.\(id)] or leave it out of the configuration"
             }
             do {
+                if let startThroughHelper {
+                    processes[id] = try startThroughHelper(id, participant)
+                    started.append(id)
+                    continue
+                }
                 let socket = try roles.openParticipantSocket(id, runtimeDirectory: runtimeDirectory)
                 processes[id] = try launch(id, participant) {
                     try AppProcess.launch(participant.command, appSocket: socket, logger: logger,
@@ -69,10 +77,17 @@ final class Participants {
         for id in ids {
             if let process = processes.removeValue(forKey: id) {
                 process.terminate(grace: 1.0)
-                logger.notice("participant \(id) (pid \(process.pid)) stopped")
+                logger.notice("participant \(id) (\(process.label)) stopped")
             }
             roles.closeParticipantSocket(id)
             stopped(id)
+        }
+    }
+
+    /// The helper said its program `id` ended: the participant it was, if any, hears it.
+    func helperProgramExited(_ id: UInt64, waitStatus: Int32) {
+        for case let program as HelperLaunchedApp in processes.values where program.isProgram(id) {
+            program.exited(waitStatus: waitStatus)
         }
     }
 

@@ -69,7 +69,9 @@ public final class Server {
     /// Protocol loggers that refuse requests wlroots 0.15 would crash on.
     private var protocolGuards: [OpaquePointer] = []
     private var hotplugHook: OutputHotplugHook?
-    private var app: AppProcess?
+    private(set) var app: LaunchedApp?
+    /// `--privileged-helper`: the connection to carrel-privileged.
+    private(set) var privilegedHelper: PrivilegedHelperLink?
     /// Apps of force-ended sessions in their grace period before SIGKILL.
     var appStops: [AppStop] = []
     /// Single App Mode's relaunch timer, armed when Core says so.
@@ -222,10 +224,11 @@ public final class Server {
         publicSocketName = String(cString: socket)
         let appUser = try options.appUser.map(AppUser.init(name:))
         if let appUser { roles.appSocketOwner = (appUser.uid, appUser.gid) }
+        let helper = try connectPrivilegedHelper()
         let appSocket = try roles.openAppSocket(runtimeDirectory: runtimeDirectory)
         try startInputMethod(runtimeDirectory: runtimeDirectory)
         let providerHost = ProviderHost(policy: policy.providers, runtimeDirectory: runtimeDirectory,
-                                        loop: wl_display_get_event_loop(display), logger: logger)
+                                        loop: wl_display_get_event_loop(display), logger: logger, helper: helper)
         providerHost.ownerProcess = { [unowned self] owner in roles.process { clientID($0) == owner } }
         providerHost.integrityLost = { [unowned self] message in
             audit.record(AuditEvent.providerFailed, session: restrictionsSession, reason: "verify", detail: message)
@@ -238,6 +241,13 @@ public final class Server {
             try providerHost.launchParticipant(id, network: participant.network, body)
         }
         participants.stopped = { id in providerHost.participantStopped(id) }
+        if let helper {
+            participants.startThroughHelper = { [unowned self] id, participant in
+                let cgroup = try providerHost.participantCgroup(id, network: participant.network)
+                return try spawnThroughHelper(helper, role: .participant, argv: participant.command, cgroup: cgroup,
+                                              connection: try roles.connectParticipant(id), label: "participant \(id)")
+            }
+        }
         self.providerHost = providerHost
 
         guard wlr_backend_start(backend) else {
@@ -257,6 +267,10 @@ public final class Server {
         if let fd = options.readyFD { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         if !options.app.isEmpty {
             let launch = { [unowned self] in
+                if let helper {
+                    app = try launchThroughHelper(helper, cgroup: providerHost.appCgroup)
+                    return
+                }
                 app = try providerHost.launch {
                     guard let appUser else { return try AppProcess.launch(options.app, appSocket: appSocket, logger: logger) }
                     // The socket's private directory, which the app user owns.
@@ -275,6 +289,60 @@ public final class Server {
 
         wl_display_run(display)
         return exitStatus
+    }
+
+    /// With `--privileged-helper`: Carrel must not be root (the helper exists
+    /// so that it is not), and connects; a helper not there yet is retried,
+    /// and sessions fail to begin until it is. Without: a warning when root.
+    private func connectPrivilegedHelper() throws -> PrivilegedHelperLink? {
+        guard let path = options.privilegedHelper else {
+            if geteuid() == 0 {
+                logger.warning("Carrel runs as root: every Wayland client's requests are parsed with root's powers; on an exam machine run it as its own user with carrel-privileged (docs/DEPLOY.md)")
+            }
+            return nil
+        }
+        guard geteuid() != 0 else {
+            throw CompositorError.configuration("--privileged-helper \(path): Carrel is running as root, which the helper exists to avoid; run Carrel as its own user (User=carrel in carrel-kiosk.service)")
+        }
+        let link = PrivilegedHelperLink(socketPath: path, loop: wl_display_get_event_loop(display), logger: logger)
+        link.exited = { [unowned self] id, status in
+            if let launched = app as? HelperLaunchedApp, launched.isProgram(id) { launched.exited(waitStatus: status) }
+            participants.helperProgramExited(id, waitStatus: status)
+            handleChildExit()
+        }
+        link.lost = { [unowned self] message in
+            guard restrictionsSession != nil else { return }
+            audit.record(AuditEvent.providerFailed, session: restrictionsSession, reason: "privileged_helper", detail: message)
+            drive { $0.integrityLost(message) }
+        }
+        link.connect()
+        privilegedHelper = link
+        return link
+    }
+
+    /// Starts the app through the helper, as the helper's app user, in the
+    /// session cgroup, on a connection Carrel already accepted as the app's
+    /// (no path to Carrel's sockets is needed).
+    private func launchThroughHelper(_ helper: PrivilegedHelperLink, cgroup: String?) throws -> LaunchedApp {
+        try spawnThroughHelper(helper, role: .app, argv: options.app, cgroup: cgroup, connection: try roles.connect(.app), label: "app")
+    }
+
+    /// Asks the helper to start `argv` as `role`'s user in `cgroup`, with
+    /// `connection` (closed here) as its Wayland connection.
+    private func spawnThroughHelper(_ helper: PrivilegedHelperLink, role: PrivilegedRequest.SpawnRole, argv: [String],
+                                    cgroup: String?, connection socket: Int32, label: String) throws -> LaunchedApp {
+        // Closing Carrel's copy: on failure that also ends the client made for it.
+        defer { close(socket) }
+        let environment = SpawnEnvironment.from(ProcessEnvironment.current())
+        let id: UInt64?
+        do {
+            id = try helper.request(.spawn(role: role, argv: argv, environment: environment, cgroup: cgroup), passing: socket)
+        } catch {
+            throw CompositorError.launch(error.message)
+        }
+        guard let id else { throw CompositorError.launch("the privileged helper started \(label) but gave no id") }
+        logger.notice("launched \(label) \(argv[0]) through the privileged helper (helper program \(id))")
+        return HelperLaunchedApp(id: id, link: helper, logger: logger)
     }
 
     private static func runtimeDirectory() throws -> String {
@@ -300,7 +368,7 @@ public final class Server {
     }
 
     /// The app ended: what that means (end its session, relaunch, stop) is Core's.
-    private func handleChildExit() {
+    func handleChildExit() {
         _ = reapInputMethod()
         onScreenKeyboard.reap()
         for (id, status) in participants.reap() {
@@ -361,6 +429,7 @@ public final class Server {
         stopInputMethod()
         assessment.shutdown()
         providerHost?.shutdown()
+        privilegedHelper?.close()
         for signal in signals { signal.cancel() }
         signals.removeAll()
         hotplugHook?.remove()

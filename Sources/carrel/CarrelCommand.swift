@@ -89,6 +89,9 @@ struct CarrelCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Start APP as this user (uid, gid and groups, no capabilities, no_new_privs) through setpriv; Carrel must run as root. For an exam machine: the compositor keeps root's powers, the exam app gets none.", valueName: "user"))
     var appUser: String?
 
+    @Option(name: .long, help: ArgumentHelp("The socket of carrel-privileged: the network provider's nftables table and the app's start (as the helper's app user, in its own cgroup) go through it, so Carrel runs as an unprivileged user of its own and refuses to run as root.", valueName: "socket"))
+    var privilegedHelper: String?
+
     @Option(name: .long, help: ArgumentHelp("The audit log (default: the policy's [audit] path, \(AuditPolicy.defaultPath)); Carrel stops if it cannot write it.", valueName: "path"))
     var auditLog: String?
 
@@ -117,6 +120,12 @@ struct CarrelCommand: ParsableCommand {
             guard real == path else {
                 throw ValidationError("--app-lock-allow \(path) resolves to \(real); Carrel matches the real path of /proc/PID/exe, so give \(real)")
             }
+        }
+        if let path = privilegedHelper, !path.hasPrefix("/") {
+            throw ValidationError("--privileged-helper \(path) is not an absolute path; give the helper's socket, e.g. /run/carrel/privileged.sock")
+        }
+        if privilegedHelper != nil, appUser != nil {
+            throw ValidationError("--privileged-helper and --app-user: with the helper, its --app-user names the app's user; leave out Carrel's --app-user")
         }
         if let bannerSeconds, !(0...30).contains(bannerSeconds) {
             throw ValidationError("--banner-seconds \(bannerSeconds): give a number of seconds from 0 (no banner) to 30")
@@ -199,6 +208,7 @@ struct CarrelCommand: ParsableCommand {
                                         policy: overrides.applied(to: loaded.policy))
         options.requireControlSocket = controlSocket != nil
         options.appUser = appUser
+        options.privilegedHelper = privilegedHelper
         options.policyPath = loaded.path
         options.carrelVersion = Self.version
         options.journalSocket = journalSocket

@@ -85,6 +85,15 @@ struct AttestationStatementTests {
             + "}"
         #expect(statement.text == expected)
         #expect(statement.bytes.count <= AttestationStatement.maximumByteCount)
+
+        // Through the privileged helper, its precondition was checked too, and the statement says so.
+        var helped = facts
+        helped.privilegedHelper = true
+        let separated = try make(record, nonce: [0xde, 0xad] + Array(repeating: 0x01, count: 14), tally: tally,
+                                 signer: .success(helped)).get()
+        #expect(separated.text == expected.replacingOccurrences(
+            of: #""checked":["x_server","policy_file","audit_log","virtual_machine"]"#,
+            with: #""checked":["x_server","policy_file","audit_log","virtual_machine","privileged_helper"]"#))
     }
 
     @Test("the configuration as digested: features and participants sorted, duplicates once, network taken away, the effective limit")

@@ -304,6 +304,17 @@ struct ControlTests {
         #expect(!rule.decide(PeerCredentials(pid: 1, uid: 1001, gid: 27, groups: [27])).isAllowed)
     }
 
+    @Test("unprivileged but a member of the group (the privilege-separated kiosk): its user, root and members")
+    func unprivilegedMember() {
+        let rule = ControlAccess(serverUID: 999, groupID: 27, serverGroups: [994, 27])
+        #expect(rule.groupID == 27)
+        #expect(rule.layout.directoryMode == 0o750 && rule.layout.socketMode == 0o660 && rule.layout.group == 27)
+        #expect(rule.decide(PeerCredentials(pid: 1, uid: 999, gid: 994)).isAllowed)
+        #expect(rule.decide(PeerCredentials(pid: 1, uid: 1001, gid: 1001, groups: [27])).isAllowed)
+        #expect(!rule.decide(PeerCredentials(pid: 1, uid: 1001, gid: 1001, groups: [28])).isAllowed)
+        #expect(ControlAccess(serverUID: 999, groupID: 27, serverGroups: [994]).groupID == nil)
+    }
+
     @Test("supplementary groups come from the Groups: line of /proc/PID/status")
     func procStatusGroups() {
         let status = "Name:\tcarrelctl\nUid:\t1000\t1000\t1000\t1000\nGroups:\t4 24 27 100 \nNStgid:\t5\n"

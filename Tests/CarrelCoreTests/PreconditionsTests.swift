@@ -54,6 +54,17 @@ struct PreconditionsTests {
         #expect(!Precondition.waivable.contains(.auditLog) && !Precondition.waivable.contains(.virtualMachine))
     }
 
+    @Test("a privileged helper Carrel was told to use and has not got fails every begin, naming it; not waivable")
+    func privilegedHelper() {
+        var o = Self.clean
+        o.privilegedHelperProblem = "the privileged helper is not reachable at /run/carrel-privileged/privileged.sock (Connection refused)"
+        let report = Preconditions.evaluate(o, policy: PreconditionPolicy(waived: Set(Precondition.allCases)))
+        #expect(report.unmetKinds == [.privilegedHelper])
+        #expect(report.failureMessage.contains("privileged_helper: the privileged helper is not reachable"), "\(report.failureMessage)")
+        #expect(!Precondition.waivable.contains(.privilegedHelper))
+        #expect(Preconditions.evaluate(Self.clean, policy: PreconditionPolicy()).isMet)
+    }
+
     @Test("policy file: root-owned and not writable by others; group-writable only for root's group; sticky dirs")
     func ownership() {
         #expect(FileOwnership(path: "p", uid: 0, gid: 0, mode: 0o100664).problem == nil)

@@ -5,14 +5,18 @@ systemd would run it, and the shipped policy failing closed.
   test (--bindir-from, no release build): the tree, pkg-config's pkgdatadir,
   an edited policy kept, and the installed carrel started headless under the
   installed policy.
-- dist/carrel-kiosk.service: its ExecStart, parsed from the installed unit
-  and run as written with the unit's Environment, as the unit's user (root),
+- dist/carrel-kiosk-root.service (Carrel as root, no helper): its ExecStart,
+  parsed from the installed unit and run as written with the unit's
+  Environment, as the unit's user (root),
   headless, in private mount and network namespaces that hold what systemd
   and the installer would have made: the installed binaries over /usr/bin and
   /etc/carrel/policy.toml (overlays), the users `exam` and `carrel-admin`
   when the machine lacks them (an overlaid /etc/passwd and /etc/group), and
   RuntimeDirectory, LogsDirectory and StateDirectory with the unit's modes.
   Carrel is ready when its control socket is there.
+- dist/carrel-privileged.service and dist/carrel-kiosk.service: both
+  ExecStart lines the same way, the helper as root and Carrel as `carrel` in
+  a cgroup chowned to it (Delegate=yes).
 - dist/policy.toml on a machine without nftables on PATH and without a
   session bus: a session fails to begin (restriction_failed), never runs
   unrestricted.
@@ -44,7 +48,7 @@ import carrel_harness as h
 from test_assessment import RESTRICTION_FAILED, World, client_python, pywayland_protocols  # noqa: F401  (fixtures)
 
 INSTALL = h.REPO / "meson-helpers" / "install"
-PROGRAMS = ("carrel", "carrelctl", "carrel-demo-exam")
+PROGRAMS = ("carrel", "carrelctl", "carrel-demo-exam", "carrel-privileged")
 READY_TIMEOUT = 20.0
 
 
@@ -95,6 +99,10 @@ def test_install_lays_out_the_tree_and_keeps_an_edited_policy(staged, tmp_path, 
     unit = staged / "usr/lib/systemd/system/carrel-kiosk.service"
     assert unit.read_text() == (h.REPO / "dist/carrel-kiosk.service").read_text(), "prefix /usr: the unit as shipped"
     assert (staged / "usr/share/wayland-sessions/carrel.desktop").is_file()
+    helper_unit = staged / "usr/lib/systemd/system/carrel-privileged.service"
+    assert helper_unit.read_text() == (h.REPO / "dist/carrel-privileged.service").read_text()
+    root_unit = staged / "usr/lib/systemd/system/carrel-kiosk-root.service"
+    assert root_unit.read_text() == (h.REPO / "dist/carrel-kiosk-root.service").read_text()
     xml = staged / "usr/share/carrel/protocols/carrel-assessment-v1.xml"
     assert xml.read_bytes() == (h.REPO / "protocols/carrel-assessment-v1.xml").read_bytes()
     policy = staged / "etc/carrel/policy.toml"
@@ -126,6 +134,10 @@ def test_install_lays_out_the_tree_and_keeps_an_edited_policy(staged, tmp_path, 
     moved = (other / "opt/carrel/lib/systemd/system/carrel-kiosk.service").read_text()
     assert "/opt/carrel/bin/carrel --kiosk" in moved and "/opt/carrel/bin/carrel-demo-exam" in moved, moved
     assert "/usr/bin/carrel" not in moved
+    helper_moved = (other / "opt/carrel/lib/systemd/system/carrel-privileged.service").read_text()
+    assert "ExecStart=/opt/carrel/bin/carrel-privileged --socket" in helper_moved and "/usr/bin/" not in helper_moved
+    root_moved = (other / "opt/carrel/lib/systemd/system/carrel-kiosk-root.service").read_text()
+    assert "/opt/carrel/bin/carrel --kiosk" in root_moved and "/usr/bin/carrel" not in root_moved
     assert (other / "etc/carrel/policy.toml").is_file() and (other / "opt/carrel/bin/carrel").is_file()
 
     # The installed carrel starts headless under the installed policy; its
@@ -203,8 +215,10 @@ def test_shipped_unit_execstart_runs_as_systemd_would(staged, procs, logdir, log
     h.require_tool("unshare")
     h.require_tool("nsenter")
     h.require_tool("dbus-run-session")
-    unit = unit_sections(staged / "usr/lib/systemd/system/carrel-kiosk.service")
+    # The root layout, for machines without carrel-privileged.
+    unit = unit_sections(staged / "usr/lib/systemd/system/carrel-kiosk-root.service")
     service = unit["Service"]
+    assert "carrel-kiosk.service" in unit["Unit"]["Conflicts"], "one kiosk on tty7"
     assert service["Restart"] == "always", "the kiosk must come back whatever ends it"
     assert unit["Unit"].get("StartLimitIntervalSec") == "0", "and not stop coming back after a few quick failures"
     assert service["Type"] == "exec"
@@ -374,3 +388,144 @@ def test_app_user_that_cannot_be_used_stops_carrel_at_start(carrel, tmp_path, us
     err = c.stderr_path.read_text(errors="replace")
     assert f"--app-user {user}: {says}" in err, err[-3000:]
     assert not marker.exists(), "the app ran although its user could not be used"
+
+
+def test_separated_units_execstart_lines_run_as_systemd_would(staged, procs, logdir, logs, carrel_ctl_bin):
+    """carrel-privileged.service's ExecStart as root and carrel-kiosk.service's
+    as `carrel`: the helper's socket,
+    Carrel's user and capabilities, the app's user (started by the helper),
+    the control socket, and the helper's ExecStopPost. As the root unit's
+    test: private mount and network namespaces with the installed files, the
+    unit's directories and Environment, headless; Delegate=yes is the unit's
+    cgroup, system.slice/carrel-kiosk.service, made and chowned to `carrel`."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root: mount and network namespaces stand in for the installed machine")
+    from test_privileged import MOUNT, account
+    h.require_tool("unshare")
+    h.require_tool("nsenter")
+    h.require_tool("dbus-run-session")
+    carrel_user, exam = account("carrel"), account("exam")
+    helper = unit_sections(staged / "usr/lib/systemd/system/carrel-privileged.service")["Service"]
+    kiosk = unit_sections(staged / "usr/lib/systemd/system/carrel-kiosk.service")
+    assert kiosk["Service"]["User"] == "carrel" and kiosk["Service"]["Delegate"] == "yes", dict(kiosk["Service"])
+    assert kiosk["Service"]["SupplementaryGroups"] == "carrel-admin" and kiosk["Service"]["Restart"] == "always"
+    assert kiosk["Unit"]["Requires"] == "carrel-privileged.service"
+    assert "After=carrel-privileged.service" in (staged / "usr/lib/systemd/system/carrel-kiosk.service").read_text()
+    assert helper["Restart"] == "always" and "--recover" in helper["ExecStopPost"], dict(helper)
+    assert "CAP_SYS_ADMIN" not in helper["CapabilityBoundingSet"] and "CAP_NET_ADMIN" in helper["CapabilityBoundingSet"]
+    helper_start = shlex.split(helper["ExecStart"])
+    kiosk_start = shlex.split(kiosk["Service"]["ExecStart"])
+    assert "--app-user" not in kiosk_start and "--privileged-helper" in kiosk_start, kiosk_start
+    socket_path = kiosk_start[kiosk_start.index("--privileged-helper") + 1]
+    assert socket_path == helper_start[helper_start.index("--socket") + 1]
+    subtree = helper_start[helper_start.index("--cgroup-subtree") + 1]
+    assert subtree == "system.slice/carrel-kiosk.service", subtree
+    environment = dict(item.split("=", 1) for item in shlex.split(kiosk["Service"].get("Environment", "")))
+
+    probe = run(["unshare", "-m", "sh", "-c", MOUNT + f"ls /sys/fs/cgroup/{subtree} 2>/dev/null | grep -c '^carrel-' || true"],
+                timeout=10)
+    if probe.stdout.strip() not in ("", "0"):
+        pytest.skip(f"/sys/fs/cgroup/{subtree} is in use on this machine")
+    work = tiny_dir("carrel-sep-")
+    try:
+        etc = work / "etc"
+        (etc / "carrel").mkdir(parents=True)
+        shutil.copy2(staged / "etc/carrel/policy.toml", etc / "carrel/policy.toml")
+        exam_uid, admin_gid = _accounts(etc)
+        varlib = work / "varlib"
+        varlib.mkdir()
+        owner = f"{carrel_user.pw_uid}:{carrel_user.pw_gid}"
+        cg = f"/sys/fs/cgroup/{subtree}"
+        env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin", "LANG": "C.UTF-8", **environment,
+               "WLR_BACKENDS": "headless", "WLR_RENDERER": "pixman"}
+        if os.environ.get("LD_LIBRARY_PATH"):
+            env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
+        exports = " ".join(shlex.quote(f"{k}={v}") for k, v in env.items())
+        helper_err = logdir / "helper-unit.stderr"
+        logs.append(("helper unit stderr", helper_err))
+        # StateDirectory: in the /var/lib overlay's lower layer (an overlay of lower layers is read-only).
+        (varlib / "carrel").mkdir(mode=0o700)
+        os.chown(varlib / "carrel", carrel_user.pw_uid, carrel_user.pw_gid)
+        setup = "\n".join([
+            "set -e",
+            f"mount -t overlay overlay -o lowerdir={staged}/usr/bin:/usr/bin /usr/bin",
+            f"mount -t overlay overlay -o lowerdir={etc}:/etc /etc",
+            f"mount -t overlay overlay -o lowerdir={varlib}:/var/lib /var/lib",
+            "mount -t tmpfs -o mode=0755 tmpfs /run",
+            "mount -t tmpfs -o mode=0755 tmpfs /var/log",
+            # What systemd makes: the helper's RuntimeDirectory (root), the kiosk's
+            # directories (User=carrel), the delegated cgroup.
+            "mkdir -m 0755 /run/carrel-privileged",
+            f"mkdir -m 0711 /run/carrel && chown {owner} /run/carrel",
+            f"mkdir -m 0750 /var/log/carrel && chown {owner} /var/log/carrel",
+            "ip link set lo up",
+            MOUNT.replace("exit 97; ", "exit 97"),
+            f"mkdir -p {cg} && chown {owner} {cg} {cg}/cgroup.procs {cg}/cgroup.threads {cg}/cgroup.subtree_control",
+            f"({shlex.join(helper_start)} 2>{helper_err} &)",
+            f"for i in $(seq 100); do [ -S {socket_path} ] && break; sleep 0.1; done",
+            f"echo $$ > {cg}/cgroup.procs",
+            f"exec setpriv --reuid={carrel_user.pw_uid} --regid={carrel_user.pw_gid} --groups={admin_gid} "
+            f"--inh-caps=-all --bounding-set=-all env -i {exports} {shlex.join(kiosk_start)}"])
+        err = logdir / "separated-unit.stderr"
+        logs.append(("kiosk unit (as carrel) stderr", err))
+        with open(err, "wb") as e:
+            proc = procs.spawn("separated-unit", ["unshare", "--mount", "--net", "--propagation", "private",
+                                                  "sh", "-c", setup], env=h.clean_env(), stdout=e, stderr=e)
+        control = "/run/carrel/control.sock"
+        assert h.wait_until(lambda: os.path.exists(f"/proc/{proc.pid}/root{control}") or proc.poll() is not None,
+                            READY_TIMEOUT) and proc.poll() is None, \
+            f"no control socket within {READY_TIMEOUT}s\n{h.tail(err)}\n{h.tail(helper_err)}"
+        inside = ["nsenter", "--mount", "--net", "--target", str(proc.pid)]
+        st = run([*inside, "stat", "-c", "%u %g %a", socket_path], timeout=10)
+        assert st.stdout.split() == [str(carrel_user.pw_uid), str(carrel_user.pw_gid), "600"], (st.stdout, st.stderr)
+        st = run([*inside, "stat", "-c", "%u %g %a", control], timeout=10)
+        assert st.stdout.split() == [str(carrel_user.pw_uid), str(admin_gid), "660"], (st.stdout, st.stderr)
+        member = run([*inside, "setpriv", "--reuid=nobody", "--regid=nogroup", f"--groups={admin_gid}",
+                      "/usr/bin/carrelctl", "--socket", control, "--json", "status"], timeout=15, env=h.clean_env())
+        assert member.returncode == 0 and json.loads(member.stdout)["status"]["mode"] == "kiosk", (member.stdout, member.stderr)
+
+        def status_of(exe: str):
+            for entry in Path("/proc").iterdir():
+                if entry.name.isdigit():
+                    try:
+                        if os.readlink(entry / "exe").endswith(exe) and _in_namespace(entry, proc.pid):
+                            return dict(line.split(":", 1) for line in (entry / "status").read_text().splitlines() if ":" in line)
+                    except OSError:
+                        continue
+            return None
+        carrel_status = h.wait_until(lambda: status_of("/usr/bin/carrel"), 10)
+        assert carrel_status["Uid"].split() == [str(carrel_user.pw_uid)] * 4, carrel_status["Uid"]
+        for cap in ("CapEff", "CapPrm", "CapAmb", "CapBnd"):
+            assert int(carrel_status[cap], 16) == 0, (cap, carrel_status[cap])
+        app = h.wait_until(lambda: status_of("/carrel-demo-exam"), 10)
+        assert app, f"the app never ran\n{h.tail(err)}\n{h.tail(helper_err)}"
+        assert app["Uid"].split() == [str(exam_uid)] * 4, app["Uid"]
+        assert int(app["CapEff"], 16) == 0 and int(app["CapBnd"], 16) == 0 and app["NoNewPrivs"].strip() == "1"
+        helper_status = status_of("/usr/bin/carrel-privileged")
+        assert helper_status and int(app["PPid"]) == int(helper_status["Pid"]), "the app is not the helper's child"
+
+        # Stopping the kiosk unit: systemd signals its cgroup (not the helper's).
+        helper_pid = int(helper_status["Pid"])
+        for pid in h.group_members(proc.pid):
+            if pid != helper_pid:
+                os.kill(pid, signal.SIGTERM)
+        proc.wait(timeout=15)
+        assert h.wait_until(lambda: "closed its connection; reverting" in helper_err.read_text(), 5), h.tail(helper_err)
+        # The machine's namespaces outlive the helper for its ExecStopPost.
+        held = [os.open(f"/proc/{helper_pid}/ns/{kind}", os.O_RDONLY) for kind in ("mnt", "net")]
+        try:
+            os.kill(helper_pid, signal.SIGTERM)
+            assert h.wait_until(lambda: not h.pid_running(helper_pid) or h.proc_state(helper_pid) == "Z", 5)
+            enter = ["nsenter", f"--mount=/proc/self/fd/{held[0]}", f"--net=/proc/self/fd/{held[1]}"]
+            stop_post = run([*enter, *shlex.split(helper["ExecStopPost"])], timeout=15, pass_fds=held)
+            assert stop_post.returncode == 0, stop_post.stderr
+            left = run([*enter, "nft", "list", "tables"], timeout=10, pass_fds=held)
+            assert left.returncode == 0 and "carrel" not in left.stdout, (left.stdout, left.stderr)
+        finally:
+            for fd in held:
+                os.close(fd)
+    finally:
+        # The helper shares the namespace's process group: the fixture ends it.
+        run(["unshare", "-m", "sh", "-c", MOUNT + f"for d in {cg}/carrel-*; do [ -d \"$d\" ] && echo 1 > \"$d/cgroup.kill\"; done; sleep 0.2; "
+             f"rmdir {cg}/carrel-* {cg} 2>/dev/null; rmdir /sys/fs/cgroup/system.slice 2>/dev/null; true"], timeout=10)
+        shutil.rmtree(work, ignore_errors=True)

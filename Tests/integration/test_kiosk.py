@@ -239,8 +239,9 @@ def test_policy_kiosk_with_assessment_begins_the_apps_session(carrel, paint_bin,
 
 
 def test_dist_unit_and_session_entry_parse(tmp_path):
-    """dist/carrel-kiosk.service passes `systemd-analyze verify` (binaries swapped for
-    ones that exist here) and runs Carrel in Single App Mode; dist/carrel.desktop is a
+    """dist/carrel-kiosk.service (Carrel through carrel-privileged) and
+    dist/carrel-kiosk-root.service (Carrel as root) pass `systemd-analyze verify`
+    (binaries swapped for ones that exist here) and run Carrel in Single App Mode; dist/carrel.desktop is a
     session entry named "Exam session" that does too."""
     import configparser
     import subprocess
@@ -248,14 +249,20 @@ def test_dist_unit_and_session_entry_parse(tmp_path):
     dist = h.REPO / "dist"
     unit = (dist / "carrel-kiosk.service").read_text()
     assert "ExecStart=/usr/bin/dbus-run-session -- /usr/bin/carrel --kiosk " in unit
-    assert " --app-user exam -- /usr/bin/carrel-demo-exam\n" in unit
+    assert " --privileged-helper /run/carrel-privileged/privileged.sock -- /usr/bin/carrel-demo-exam\n" in unit
+    root_unit = (dist / "carrel-kiosk-root.service").read_text()
+    assert "ExecStart=/usr/bin/dbus-run-session -- /usr/bin/carrel --kiosk " in root_unit
+    assert " --app-user exam -- /usr/bin/carrel-demo-exam\n" in root_unit
     if h.shutil.which("systemd-analyze"):
-        probe = tmp_path / "carrel-kiosk.service"
-        probe.write_text(unit.replace("/usr/bin/carrel-demo-exam", "/bin/true")
-                         .replace("/usr/bin/carrel ", "/bin/true "))
-        r = subprocess.run(["systemd-analyze", "verify", str(probe)], capture_output=True, text=True,
-                           timeout=30)
-        assert r.returncode == 0 and not r.stderr.strip(), f"systemd-analyze verify: {r.stderr}"
+        # Side by side, so the kiosk's Requires= finds the helper's unit.
+        for name in ("carrel-kiosk.service", "carrel-kiosk-root.service", "carrel-privileged.service"):
+            (tmp_path / name).write_text((dist / name).read_text().replace("/usr/bin/carrel-demo-exam", "/bin/true")
+                                         .replace("/usr/bin/carrel-privileged ", "/bin/true ")
+                                         .replace("/usr/bin/carrel ", "/bin/true "))
+        for name in ("carrel-kiosk.service", "carrel-kiosk-root.service"):
+            r = subprocess.run(["systemd-analyze", "verify", str(tmp_path / name)], capture_output=True, text=True,
+                               timeout=30)
+            assert r.returncode == 0 and not r.stderr.strip(), f"systemd-analyze verify {name}: {r.stderr}"
     entry = configparser.ConfigParser(interpolation=None)
     entry.optionxform = str
     entry.read(dist / "carrel.desktop")

@@ -13,6 +13,7 @@ final class NetworkProvider: RestrictionProvider {
     /// Why there is no cgroup (said when applying: fail closed).
     private let cgroupProblem: String?
     private let tableName: String
+    private let table: NetworkTable
     /// The pid of a session owner's connection (nil: unknown).
     var ownerProcess: (ClientID) -> pid_t? = { _ in nil }
     /// The cgroups the loaded ruleset lets through (what verify looks for).
@@ -22,12 +23,13 @@ final class NetworkProvider: RestrictionProvider {
     private var ownerCgroup: String?
     /// The owner process moved into the owner cgroup, and where it came from.
     private var adopted: (pid: pid_t, original: String)?
-    static let timeout = 5.0
 
-    init(cgroup: SessionCgroup?, cgroupProblem: String?, tableName: String = NetworkRuleset.defaultTableName) {
+    /// `table`: nil for `nft` run in process on `tableName`.
+    init(cgroup: SessionCgroup?, cgroupProblem: String?, tableName: String = NetworkRuleset.defaultTableName, table: NetworkTable? = nil) {
         self.cgroup = cgroup
         self.cgroupProblem = cgroupProblem
         self.tableName = tableName
+        self.table = table ?? InProcessNetworkTable(tableName: tableName)
     }
 
     /// The participants of a set that keep the network (`ParticipantNetwork`).
@@ -50,7 +52,7 @@ final class NetworkProvider: RestrictionProvider {
             adopted = (pid, try exempt.adopt(pid))
         }
         do {
-            try load(cgroups(of: set, owner: exempt.relativePath), doing: "load the ruleset")
+            try load(cgroups(of: set, owner: exempt.relativePath), session: set.session, doing: "load the ruleset")
         } catch {
             releaseOwner()
             throw error
@@ -60,14 +62,8 @@ final class NetworkProvider: RestrictionProvider {
 
     /// Loads the ruleset letting `wanted` through, in one nft transaction
     /// (a refused one leaves the previous ruleset as it was).
-    private func load(_ wanted: [String], doing what: String) throws(ProviderError) {
-        let text: String
-        do {
-            text = try NetworkRuleset(tableName: tableName, allowedCgroups: wanted).text()
-        } catch {
-            throw ProviderError(error.description)
-        }
-        try Self.nft(["-f", "-"], input: text, doing: what)
+    private func load(_ wanted: [String], session: SessionID, doing what: String) throws(ProviderError) {
+        try table.load(wanted, session: session, doing: what)
         allowed = wanted
     }
 
@@ -86,32 +82,22 @@ final class NetworkProvider: RestrictionProvider {
         guard let ownerCgroup else { return }  // not applied: nothing to fit
         let wanted = cgroups(of: set, owner: ownerCgroup)
         guard wanted != allowed else { return }
-        try load(wanted, doing: "load the ruleset for the updated participants")
+        try load(wanted, session: set.session, doing: "load the ruleset for the updated participants")
     }
 
     /// The cgroups of the set's participants that keep the network (they
     /// were launched into them before the providers were applied).
     private func participantCgroups(_ set: RestrictionSet) -> [String] {
-        participantsWithNetwork(set).map { ParticipantNetwork.cgroupName(run: getpid(), participant: $0) }
+        participantsWithNetwork(set).map(SessionCgroup.participantName)
     }
 
     func verify() throws(ProviderError) {
-        let result: BoundedCommand.Result
-        do {
-            result = try BoundedCommand.run(["nft", "list", "table", "inet", tableName], timeout: Self.timeout)
-        } catch {
-            throw ProviderError(error.description)
-        }
-        guard result.succeeded else {
-            throw ProviderError("the nftables table inet \(tableName) is gone (\(Self.firstLine(result.errors)))")
-        }
-        guard ownerCgroup != nil, allowed.allSatisfy({ result.output.contains("\"\($0)\"") }), result.output.contains("drop") else {
-            throw ProviderError("the nftables table inet \(tableName) was changed")
-        }
+        guard ownerCgroup != nil else { throw ProviderError("the nftables table inet \(tableName) was changed") }
+        try table.verify(allowed)
     }
 
     func revert() throws(ProviderError) {
-        try Self.deleteTable(tableName)
+        try table.delete()
         allowed = []
         ownerCgroup = nil
         releaseOwner()
@@ -127,46 +113,16 @@ final class NetworkProvider: RestrictionProvider {
     }
 
     /// Undoes what a crashed run left, from its recovery token.
-    static func recover(token: String) throws(ProviderError) {
+    /// `tableDeleted`: the privileged helper deletes the table itself (Carrel
+    /// cannot), so only the cgroups are left to remove here.
+    static func recover(token: String, tableDeleted: Bool = false) throws(ProviderError) {
         let parts = token.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
         let table = parts.first.flatMap { $0.isEmpty ? nil : $0 } ?? NetworkRuleset.defaultTableName
-        try deleteTable(table)
+        if !tableDeleted { try InProcessNetworkTable.deleteTable(table) }
         // Processes of the crashed run may still be in its cgroups, which then
         // stay; the table is gone, so they have no special access any more.
         for path in parts.dropFirst() where !path.isEmpty {
             _ = SessionCgroup.remove(relativePath: path)
         }
-    }
-
-    private static func deleteTable(_ table: String) throws(ProviderError) {
-        let listed: BoundedCommand.Result
-        do {
-            listed = try BoundedCommand.run(["nft", "list", "table", "inet", table], timeout: timeout)
-        } catch {
-            throw ProviderError(error.description)
-        }
-        guard listed.succeeded else { return }  // not there: nothing to revert
-        try nft(["delete", "table", "inet", table], doing: "delete the table inet \(table)")
-    }
-
-    private static func nft(_ arguments: [String], input: String = "", doing what: String) throws(ProviderError) {
-        let result: BoundedCommand.Result
-        do {
-            result = try BoundedCommand.run(["nft"] + arguments, input: input, timeout: timeout)
-        } catch {
-            throw ProviderError("\(error.description) (install nftables)")
-        }
-        guard result.succeeded else {
-            var hint = ""
-            if result.errors.contains("Operation not permitted") {
-                hint = "; Carrel needs root or CAP_NET_ADMIN for the network provider"
-            }
-            throw ProviderError("nft could not \(what): \(firstLine(result.errors))\(hint)")
-        }
-    }
-
-    private static func firstLine(_ text: String) -> String {
-        let line = text.split(separator: "\n").first.map(String.init) ?? ""
-        return line.isEmpty ? "no message" : line
     }
 }

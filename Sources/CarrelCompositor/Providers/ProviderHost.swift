@@ -65,26 +65,44 @@ final class ProviderHost {
         didSet { network?.ownerProcess = ownerProcess }
     }
 
-    init(policy: ProvidersPolicy, runtimeDirectory: String, loop: OpaquePointer, logger: Logger) {
+    /// `helper`: the nftables table goes through the privileged helper, and
+    /// Carrel's cgroups are made inside its own (delegated) cgroup; the app's
+    /// is made even without the network provider, so the app the helper
+    /// starts is in Carrel's unit, not the helper's.
+    init(policy: ProvidersPolicy, runtimeDirectory: String, loop: OpaquePointer, logger: Logger,
+         helper: PrivilegedHelperLink? = nil) {
         self.policy = policy
         self.loop = loop
         self.logger = logger
         stateFile = ProviderStateFile(directory: policy.stateDirectory ?? runtimeDirectory + "/carrel")
-        Self.recover(stateFile, logger: logger)
+        var delegationProblem: String?
+        if helper != nil {
+            if let own = SessionCgroup.own() {
+                delegationProblem = SessionCgroup.delegate(to: own)
+            } else {
+                delegationProblem = "Carrel's own cgroup is unreadable (/proc/self/cgroup: \(SystemError.current))"
+            }
+        }
+        Self.recover(stateFile, tableDeleted: helper != nil, logger: logger)
 
         var providers: [RestrictionProvider] = []
         var cgroup: SessionCgroup?
         var network: NetworkProvider?
-        if policy.network {
-            var problem: String?
+        var problem = delegationProblem
+        if problem == nil, policy.network || helper != nil {
             do {
                 cgroup = try SessionCgroup.create()
             } catch {
                 problem = error.message
-                logger.error("network provider: \(error.message); sessions will fail to begin")
             }
-            network = NetworkProvider(cgroup: cgroup, cgroupProblem: problem)
+        }
+        if policy.network {
+            if let problem { logger.error("network provider: \(problem); sessions will fail to begin") }
+            network = NetworkProvider(cgroup: cgroup, cgroupProblem: problem, table: helper.map(HelperNetworkTable.init(link:)))
             providers.append(network!)
+        }
+        if !policy.network, let problem {
+            logger.warning("the app has no cgroup in Carrel's unit (\(problem)); the privileged helper starts it in its own")
         }
         if policy.media {
             let address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
@@ -99,7 +117,7 @@ final class ProviderHost {
     }
 
     /// Reverts what a previous run left applied, as its state file says.
-    private static func recover(_ stateFile: ProviderStateFile, logger: Logger) {
+    private static func recover(_ stateFile: ProviderStateFile, tableDeleted: Bool, logger: Logger) {
         let entries: [ProviderState.Entry]
         switch ProviderRecoveryPlan.plan(recorded: stateFile.read()) {
         case .nothing:
@@ -114,7 +132,7 @@ final class ProviderHost {
         for entry in entries {
             do {
                 switch entry.name {
-                case ProvidersPolicy.network: try NetworkProvider.recover(token: entry.token)
+                case ProvidersPolicy.network: try NetworkProvider.recover(token: entry.token, tableDeleted: tableDeleted)
                 case ProvidersPolicy.media: break  // players stay paused; the user resumes them
                 default:
                     logger.warning("\(stateFile.path) names an unknown provider \(entry.name); ignored")
@@ -143,17 +161,32 @@ final class ProviderHost {
         guard network != nil, keepsNetwork else { return try body() }
         let cgroup: SessionCgroup
         do {
-            cgroup = try SessionCgroup.create(named: ParticipantNetwork.cgroupName(run: getpid(), participant: id))
+            cgroup = try SessionCgroup.create(named: SessionCgroup.participantName(id))
         } catch {
             throw CompositorError.launch("\(id) keeps the network, but: \(error.message)")
         }
         return try cgroup.spawnInside(body)
     }
 
+    /// With the privileged helper: the cgroup participant `id` is started in
+    /// (made here, inside Carrel's delegated cgroup), or nil when it gets none.
+    func participantCgroup(_ id: String, network keepsNetwork: Bool) throws -> String? {
+        guard network != nil, keepsNetwork else { return nil }
+        do {
+            return try SessionCgroup.create(named: SessionCgroup.participantName(id)).relativePath
+        } catch {
+            throw CompositorError.launch("\(id) keeps the network, but: \(error.message)")
+        }
+    }
+
     /// Participant `id` was stopped: its cgroup goes once empty.
     func participantStopped(_ id: String) {
-        _ = SessionCgroup.remove(relativePath: ParticipantNetwork.cgroupName(run: getpid(), participant: id))
+        _ = SessionCgroup.remove(relativePath: SessionCgroup.participantName(id))
     }
+
+    /// The app's session cgroup (relative to the cgroup root), when the
+    /// network provider needs one: the privileged helper starts the app in it.
+    var appCgroup: String? { cgroup?.relativePath }
 
     /// Launches the app through `body`, inside the session cgroup when the
     /// network provider needs one.

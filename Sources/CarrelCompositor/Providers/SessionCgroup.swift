@@ -20,10 +20,36 @@ final class SessionCgroup {
 
     private init(relativePath: String) { self.relativePath = relativePath }
 
+    /// Where Carrel's cgroups are made, relative to `root`: the root itself
+    /// when Carrel runs as root; with the privileged helper, the subtree
+    /// systemd delegated to Carrel's unit (`Delegate=yes`), which Carrel's
+    /// user may write (`delegate(to:)`).
+    private(set) static var base = ""
+
+    /// Carrel makes its cgroups inside `subtree`, its own cgroup, which it
+    /// must be able to write (checked here, so the problem shows at start).
+    static func delegate(to subtree: String) -> String? {
+        base = subtree.hasPrefix("/") ? String(subtree.dropFirst()) : subtree
+        let procs = root + "/" + base + (base.isEmpty ? "" : "/") + "cgroup.procs"
+        guard access(procs, W_OK) == 0 else {
+            return "Carrel cannot write \(procs) (\(SystemError.current)): its cgroup is not delegated to its user; run it from a unit with Delegate=yes"
+        }
+        return nil
+    }
+
+    /// `name` inside `base`.
+    static func named(_ name: String) -> String { base.isEmpty ? name : base + "/" + name }
     /// The launched app's cgroup of this run.
-    static var appName: String { "carrel-\(getpid())" }
+    static var appName: String { named("carrel-\(getpid())") }
     /// The cgroup of this run for the process owning an app-requested lock.
-    static var ownerName: String { "carrel-\(getpid())-owner" }
+    static var ownerName: String { named("carrel-\(getpid())-owner") }
+    /// The cgroup of participant `id` of this run, when it keeps the network.
+    static func participantName(_ id: String) -> String {
+        named(ParticipantNetwork.cgroupName(run: getpid(), participant: id))
+    }
+
+    /// Carrel's own cgroup (absolute below `root`, "/..."), nil if unreadable.
+    static func own() -> String? { cgroup(of: "self") }
 
     /// Whether `root` is a cgroup v2 mount; nil if so, else why not.
     static func rootProblem() -> String? {
@@ -44,7 +70,7 @@ final class SessionCgroup {
         if let problem = rootProblem() { throw ProviderError(problem) }
         let cgroup = SessionCgroup(relativePath: name)
         if mkdir(cgroup.path, 0o755) != 0 && errno != EEXIST {
-            throw ProviderError("could not create the cgroup \(cgroup.path): \(SystemError.current) (Carrel needs root to manage cgroups)")
+            throw ProviderError("could not create the cgroup \(cgroup.path): \(SystemError.current) (Carrel needs root, or with --privileged-helper a cgroup delegated to its user, to manage cgroups)")
         }
         return cgroup
     }

@@ -15,9 +15,14 @@ public struct AttestationFacts: Sendable, Equatable {
     public var virtualMachine: VirtualMachineSignals
     /// The audit log's run id: which start of Carrel the session belongs to.
     public var run: String
+    /// Whether Carrel runs through the privileged helper, so the
+    /// `privileged_helper` precondition was checked (it applies only then).
+    public var privilegedHelper: Bool
 
     public init(keyFingerprint: String, carrelVersion: String, executableDigest: String, policyFile: String?,
-                policyDigest: String?, preconditions: PreconditionPolicy, virtualMachine: VirtualMachineSignals, run: String) {
+                policyDigest: String?, preconditions: PreconditionPolicy, virtualMachine: VirtualMachineSignals, run: String,
+                privilegedHelper: Bool = false) {
+        self.privilegedHelper = privilegedHelper
         self.keyFingerprint = keyFingerprint
         self.carrelVersion = carrelVersion
         self.executableDigest = executableDigest
@@ -84,7 +89,7 @@ public struct AttestationStatement: Sendable, Hashable {
         let sinceBegan = now.nanoseconds >= beganAt.nanoseconds ? Int64((now.nanoseconds - beganAt.nanoseconds) / 1_000_000) : 0
         let configuration = configurationJSON(session.configuration, timeLimitSeconds: session.timeLimit)
         let waived = facts.preconditions.waived
-        let checked = Precondition.allCases.filter { !waived.contains($0) }
+        let checked = Precondition.allCases.filter { !waived.contains($0) && ($0 != .privilegedHelper || facts.privilegedHelper) }
         let interrupted: Bool
         if case .interrupted = session.phase { interrupted = true } else { interrupted = !tally.interruptions.isEmpty }
         let json = CanonicalJSON.object([

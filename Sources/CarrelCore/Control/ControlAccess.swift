@@ -13,22 +13,26 @@
 public struct ControlAccess: Sendable, Hashable {
     /// The effective uid Carrel runs as.
     public var serverUID: UInt32
-    /// The policy's group, resolved; only honoured when Carrel runs as root.
+    /// The policy's group, resolved; honoured when Carrel runs as root, or
+    /// as a user of its own that is a member of it (`serverGroups`: then it
+    /// can give the socket to the group, as the privilege-separated kiosk
+    /// unit does with `SupplementaryGroups=carrel-admin`).
     public var groupID: UInt32?
 
-    public init(serverUID: UInt32, groupID: UInt32?) {
+    public init(serverUID: UInt32, groupID: UInt32?, serverGroups: [UInt32] = []) {
         self.serverUID = serverUID
-        self.groupID = serverUID == 0 ? groupID : nil
+        self.groupID = groupID.flatMap { serverUID == 0 || serverGroups.contains($0) ? $0 : nil }
     }
 
-    /// Whether Carrel runs unprivileged (development): then only its own
-    /// user (and root) may connect.
+    /// Whether Carrel runs unprivileged: then its own user, root, and the
+    /// group only if Carrel is a member of it may connect.
     public var isUnprivileged: Bool { serverUID != 0 }
 
     /// The owner, group and mode of the socket's directory (when Carrel
     /// creates it) and of the socket. Root with a group: 0750 / 0660
-    /// root:GROUP; root alone: 0700 / 0600 root:root; unprivileged: 0700 /
-    /// 0600 owned by Carrel's user (its own primary group: `nil`).
+    /// root:GROUP (or Carrel's user:GROUP when it is a member); root alone:
+    /// 0700 / 0600 root:root; unprivileged: 0700 / 0600 owned by Carrel's
+    /// user (its own primary group: `nil`).
     public var layout: (directoryMode: UInt32, socketMode: UInt32, group: UInt32?) {
         if let groupID { return (0o750, 0o660, groupID) }
         return (0o700, 0o600, nil)

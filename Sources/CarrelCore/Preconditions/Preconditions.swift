@@ -18,6 +18,10 @@ public enum Precondition: String, Sendable, CaseIterable, Hashable, Comparable {
     case auditLog = "audit_log"
     /// Not in a virtual machine; informational unless the policy requires it.
     case virtualMachine = "virtual_machine"
+    /// With `--privileged-helper`: the helper is connected (nothing that
+    /// needs it, the network table or a participant's start, can be done
+    /// without it). Cannot be waived.
+    case privilegedHelper = "privileged_helper"
 
     public static func < (a: Self, b: Self) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
@@ -55,6 +59,9 @@ public struct EnvironmentObservation: Sendable, Equatable {
     /// Why the audit log cannot be written, if it cannot.
     public var auditLogProblem: String?
     public var virtualMachine: VirtualMachineSignals
+    /// Why the privileged helper Carrel was told to use is not connected;
+    /// nil when it is, or when there is none.
+    public var privilegedHelperProblem: String?
 
     public init(nestedIn: [String] = [], xServerSockets: [String] = [], seat: SeatObservation = .sessions(seat: "seat0", others: []),
                 policyFile: FileOwnership? = nil, policyDirectory: FileOwnership? = nil, auditLogProblem: String? = nil,
@@ -222,6 +229,9 @@ public enum Preconditions {
               : "the policy file could be changed by someone besides root: \(fileProblems.joined(separator: "; ")); chown root and chmod go-w")
         if let problem = observation.auditLogProblem {
             unmet.append(UnmetPrecondition(.auditLog, problem))
+        }
+        if let problem = observation.privilegedHelperProblem {
+            unmet.append(UnmetPrecondition(.privilegedHelper, problem))
         }
         let vm = observation.virtualMachine
         if policy.refuseVirtualMachine && !vm.signals.isEmpty {

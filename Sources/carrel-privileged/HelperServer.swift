@@ -1,0 +1,108 @@
+import CarrelSystem
+import Glibc
+
+/// The listening socket and the loop: one connection at a time, from the
+/// configured Carrel user only (SO_PEERCRED), and the helper's children
+/// reaped every `tick` so Carrel hears of an ended program within it.
+final class HelperServer {
+    private let options: HelperOptions
+    private let carrel: Account
+    private let spawner: ProgramSpawner
+    private var listener: Int32 = -1
+    private var connection: CarrelConnection?
+    static let tick: Int32 = 50  // milliseconds
+
+    init(options: HelperOptions) throws(HelperError) {
+        self.options = options
+        carrel = try Account(options.carrelUser, for: "--carrel-user")
+        let app = try Account(options.appUser, for: "--app-user")
+        let participant = try options.participantUser.map { (name) throws(HelperError) in try Account(name, for: "--participant-user") } ?? app
+        guard app.uid != carrel.uid, participant.uid != carrel.uid else {
+            throw HelperError("the app and participants must not run as Carrel's user \(carrel.name): they could then signal and trace it; name another user")
+        }
+        spawner = ProgramSpawner(app: app, participant: participant)
+    }
+
+    func listen() throws(HelperError) {
+        guard let address = UnixSocketAddress(path: options.socketPath) else {
+            throw HelperError("--socket \(options.socketPath) is longer than \(UnixSocketAddress.maximumPathLength) bytes")
+        }
+        listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard listener >= 0 else { throw HelperError("socket(): \(SystemError.current)") }
+        unlink(options.socketPath)
+        // Made with no permissions at all, then handed to Carrel's user: no window for anyone else.
+        let previous = umask(0o777)
+        let bound = address.withSockaddr { bind(listener, $0, $1) }
+        umask(previous)
+        guard bound == 0 else { throw HelperError("cannot bind \(options.socketPath): \(SystemError.current)") }
+        guard chown(options.socketPath, carrel.uid, carrel.gid) == 0, chmod(options.socketPath, 0o600) == 0 else {
+            throw HelperError("cannot hand \(options.socketPath) to \(carrel.name): \(SystemError.current)")
+        }
+        guard Glibc.listen(listener, 4) == 0 else { throw HelperError("listen: \(SystemError.current)") }
+        log("listening on \(options.socketPath) for \(carrel.name) (uid \(carrel.uid)); cgroups under /sys/fs/cgroup/\(options.cgroupSubtree)")
+    }
+
+    /// Runs until SIGTERM or SIGINT (then reverts what the connection had, as if it had closed).
+    func run() {
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        sigaddset(&blocked, SIGTERM)
+        sigaddset(&blocked, SIGINT)
+        sigprocmask(SIG_BLOCK, &blocked, nil)
+        var noWait = timespec()
+        while true {
+            var fds = [pollfd(fd: listener, events: Int16(POLLIN), revents: 0)]
+            if let connection { fds.append(pollfd(fd: connection.fd, events: Int16(POLLIN), revents: 0)) }
+            _ = poll(&fds, nfds_t(fds.count), Self.tick)
+            // Blocked, so they wait here; a stop is seen within a tick.
+            if sigtimedwait(&blocked, nil, &noWait) > 0 {
+                log("stopping on a signal")
+                connection?.revertAll()
+                unlink(options.socketPath)
+                return
+            }
+            if fds.count > 1, fds[1].revents != 0, let current = connection, !current.readable() {
+                log("Carrel (pid \(current.peer)) closed its connection; reverting everything it asked for")
+                current.revertAll()
+                connection = nil
+            }
+            if fds[0].revents != 0 { accept() }
+            reap()
+        }
+    }
+
+    private func accept() {
+        let fd = Glibc.accept(listener, nil, nil)
+        guard fd >= 0 else { return }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        var raw: (Int32, UInt32, UInt32) = (0, 0, 0)
+        var length = socklen_t(MemoryLayout.size(ofValue: raw))
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &raw, &length) == 0, length == 12 else {
+            log("refused a connection: its credentials could not be read (\(SystemError.current))")
+            close(fd)
+            return
+        }
+        guard raw.1 == carrel.uid else {
+            log("refused a connection from uid \(raw.1) (pid \(raw.0)): only \(carrel.name) (uid \(carrel.uid)) may ask")
+            close(fd)
+            return
+        }
+        guard connection == nil else {
+            log("refused a second connection from pid \(raw.0): Carrel (pid \(connection!.peer)) is connected")
+            close(fd)
+            return
+        }
+        connection = CarrelConnection(fd: fd, peer: raw.0, options: options, spawner: spawner)
+        log("Carrel connected (pid \(raw.0))")
+    }
+
+    private func reap() {
+        while true {
+            var status: Int32 = 0
+            let pid = waitpid(-1, &status, WNOHANG)
+            guard pid > 0 else { return }
+            // A program of a closed connection (killed then) has nobody to tell.
+            _ = connection?.exited(pid, status: status)
+        }
+    }
+}

@@ -1,0 +1,500 @@
+"""Privilege separation against the real binaries: carrel-privileged as root,
+carrel as the unprivileged user `carrel`, the app as `exam`.
+
+Each test makes a network namespace (as test_providers does) and a cgroup
+`carrel-priv-N` in the cgroup v2 hierarchy chowned to `carrel`: exactly what
+systemd's `Delegate=yes` does for carrel-kiosk.service. The helper runs in the
+namespace as root (`--cgroup-subtree` that cgroup); carrel runs in the same
+namespace, moved into that cgroup first, then dropped to `carrel` through
+setpriv (no capabilities, bounding set empty), with a private XDG_RUNTIME_DIR
+it owns, `--privileged-helper` and the network provider. The app is
+netprobe.py, started by the helper as `exam` on a Wayland connection carrel
+accepted; the session is begun by the pywayland assessment client (as
+test_providers does) on the app socket.
+
+The bound for a crashed carrel: the helper sees its connection close at once
+and reverts within its 50 ms loop tick; the tests allow 1 s.
+
+The users `carrel` and `exam` are created (system users, no home, no login)
+if this machine lacks them. Everything here needs root; without it the tests skip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+import carrel_harness as h
+from test_assessment import INTEGRITY, World, client_python, pywayland_protocols  # noqa: F401 (fixtures)
+from test_providers import NETPROBE, PORT, SYSTEM_PYTHON, Namespace, begin_session, run, start_server, tool
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="privilege separation needs root "
+                                "(users, network namespaces, nftables, cgroups)")
+
+REVERT_BOUND = 1.0  # seconds: carrel killed -> table and session cgroups gone
+MOUNT = '[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] || mount -t cgroup2 none /sys/fs/cgroup || exit 97; '
+
+
+def privileged_bin() -> Path:
+    path = Path(os.environ.get("CARREL_PRIVILEGED_BIN") or h.carrel_bin().parent / "carrel-privileged")
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        pytest.fail(f"carrel-privileged not found at {path} (set CARREL_PRIVILEGED_BIN or run `swift build`)")
+    return path
+
+
+def ctl_bin() -> Path:
+    return Path(os.environ.get("CARREL_CTL_BIN") or h.carrel_bin().parent / "carrelctl")
+
+
+def account(name: str) -> pwd.struct_passwd:
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name])
+        return pwd.getpwnam(name)
+
+
+class Machine:
+    """The namespace, the delegated cgroup, the helper and a carrel wrapper."""
+
+    def __init__(self, tmp_path: Path, procs, logdir: Path, logs: list) -> None:
+        self.carrel_user, self.exam = account("carrel"), account("exam")
+        self.procs, self.logdir, self.logs = procs, logdir, logs
+        self.ns = Namespace(tmp_path)
+        self.subtree = f"carrel-priv-{os.getpid()}-{tmp_path.name[-8:]}"
+        # Shared with carrel (its socket, audit log) and the app (its files).
+        self.shared = Path(tempfile.mkdtemp(prefix="carrel-priv-", dir="/tmp"))
+        os.chmod(self.shared, 0o755)
+        self.socket = self.shared / "privileged.sock"
+        self.carrel_dir = self.shared / "carrel"
+        self.carrel_dir.mkdir()
+        os.chown(self.carrel_dir, self.carrel_user.pw_uid, self.carrel_user.pw_gid)
+        self.app_dir = self.shared / "app"
+        self.app_dir.mkdir()
+        os.chown(self.app_dir, self.exam.pw_uid, self.exam.pw_gid)
+        cg = f"/sys/fs/cgroup/{self.subtree}"
+        owner = f"{self.carrel_user.pw_uid}:{self.carrel_user.pw_gid}"
+        self.cgroup_sh(f"mkdir {cg} && chown {owner} {cg} {cg}/cgroup.procs {cg}/cgroup.threads {cg}/cgroup.subtree_control")
+        self.helpers = 0
+        self.wrapper = tmp_path / "carrel-as-carrel"
+        self.wrapper.write_text(
+            "#!/bin/sh\n"
+            f"exec {self.ns.ip} netns exec {self.ns.name} unshare -m sh -c '{MOUNT}"
+            f"echo $$ > {cg}/cgroup.procs && chown {owner} \"$XDG_RUNTIME_DIR\" && "
+            f"exec setpriv --reuid={self.carrel_user.pw_uid} --regid={self.carrel_user.pw_gid} --init-groups "
+            f"--inh-caps=-all --bounding-set=-all \"$0\" \"$@\"' {h.carrel_bin()} \"$@\"\n")
+        self.wrapper.chmod(0o755)
+
+    def cgroup_sh(self, script: str, check: bool = True) -> subprocess.CompletedProcess:
+        """`script` with the cgroup v2 hierarchy on /sys/fs/cgroup."""
+        return run(["unshare", "-m", "sh", "-c", MOUNT + script], check=check)
+
+    def session_cgroups(self) -> list[str]:
+        out = self.cgroup_sh(f"ls /sys/fs/cgroup/{self.subtree}").stdout.split()
+        return [name for name in out if name.startswith("carrel-")]
+
+    def start_helper(self, *extra: str) -> subprocess.Popen:
+        self.helpers += 1
+        err = self.logdir / f"helper{self.helpers}.stderr"
+        self.logs.append((f"carrel-privileged {self.helpers} stderr", err))
+        argv = [self.ns.ip, "netns", "exec", self.ns.name, "unshare", "-m", "sh", "-c", MOUNT + 'exec "$0" "$@"',
+                str(privileged_bin()), "--socket", str(self.socket), "--cgroup-subtree", self.subtree, *extra]
+        with open(err, "wb") as e:
+            proc = self.procs.spawn(f"helper{self.helpers}", argv, env=h.clean_env(), stdout=e, stderr=e)
+        assert h.wait_until(lambda: "listening on" in err.read_text(), 10), err.read_text()
+        self.helper_log = err
+        return proc
+
+    def recover(self) -> subprocess.CompletedProcess:
+        """The helper unit's ExecStopPost line, as systemd runs it (root, in the namespace here)."""
+        return self.ns.exec(["unshare", "-m", "sh", "-c", MOUNT + 'exec "$0" "$@"', privileged_bin(),
+                             "--recover", "--cgroup-subtree", self.subtree])
+
+    def delete(self) -> None:
+        cg = f"/sys/fs/cgroup/{self.subtree}"
+        self.cgroup_sh(f"for d in {cg}/carrel-*; do [ -d \"$d\" ] && echo 1 > \"$d/cgroup.kill\"; done; sleep 0.2; "
+                       f"rmdir {cg}/carrel-* 2>/dev/null; rmdir {cg}", check=False)
+        self.ns.delete()
+        shutil.rmtree(self.shared, ignore_errors=True)
+
+
+@pytest.fixture
+def machine(tmp_path, procs, logdir, logs):
+    m = Machine(tmp_path, procs, logdir, logs)
+    yield m
+    procs.end_all()
+    m.delete()
+
+
+class PrivilegedWorld(World):
+    """carrel as `carrel` through the wrapper, netprobe.py as the app (as `exam`)."""
+
+    def __init__(self, carrel_factory, procs, logdir, logs, python, protocols, m: Machine, args=()) -> None:
+        self.procs, self.logdir, self.logs = procs, logdir, logs
+        self.python, self.protocols = python, protocols
+        self.m = m
+        self.record = m.app_dir / "record"
+        self.fifo = m.app_dir / "requests"
+        self.results = m.app_dir / "results"
+        os.mkfifo(self.fifo, 0o600)
+        os.chown(self.fifo, m.exam.pw_uid, m.exam.pw_gid)
+        self.requests = 0
+        self.count = 0
+        self.audit_log = m.carrel_dir / "audit.jsonl"
+        old = os.environ.get("CARREL_BIN")
+        os.environ["CARREL_BIN"] = str(m.wrapper)
+        try:
+            self.carrel = carrel_factory.start(
+                app=[SYSTEM_PYTHON, NETPROBE, "app", self.record, self.fifo, self.results],
+                args=["--provider", "network", "--privileged-helper", str(m.socket), *args], audit_log=self.audit_log)
+        finally:
+            if old is None:
+                os.environ.pop("CARREL_BIN", None)
+            else:
+                os.environ["CARREL_BIN"] = old
+        assert h.wait_until(self.record.exists, 10), f"carrel's app never ran\n{self.carrel.evidence()}"
+        self.app_pid = int((m.app_dir / "record.pid").read_text())
+        # The app has no path to carrel (WAYLAND_SOCKET): the test's client
+        # takes the app socket from carrel's log.
+        line = next(l for l in self.log().splitlines() if "(public) and " in l)
+        self.app_display = line.split("(public) and ", 1)[1].split(" (app)")[0]
+
+    def log(self) -> str:
+        return self.carrel.stderr_path.read_text(errors="replace")
+
+    def app_connect(self) -> str:
+        self.requests += 1
+        tag = f"r{self.requests}"
+        with open(self.fifo, "w") as f:
+            f.write(f"connect {PORT} {tag}\n")
+
+        def answered():
+            if not self.results.exists():
+                return None
+            for line in self.results.read_text().splitlines():
+                if line.startswith(tag + " "):
+                    return line[len(tag) + 1:]
+            return None
+        outcome = h.wait_until(answered, 10)
+        assert outcome, f"the app did not answer request {tag}\n{self.carrel.evidence()}"
+        return outcome
+
+
+def status_fields(pid: int) -> dict:
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        fields[key] = value.strip()
+    return fields
+
+
+# What the app's user tries against carrel: prints one JSON object of errno names.
+ATTACKS = r"""
+import ctypes, errno, json, os, signal, sys
+pid = int(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+out = {}
+for name, sig in (("kill0", 0), ("term", signal.SIGTERM)):
+    try:
+        os.kill(pid, sig); out[name] = "allowed"
+    except OSError as e:
+        out[name] = errno.errorcode[e.errno]
+PTRACE_ATTACH = 16
+r = libc.ptrace(PTRACE_ATTACH, pid, None, None)
+out["ptrace"] = "allowed" if r == 0 else errno.errorcode[ctypes.get_errno()]
+try:
+    os.close(os.open(f"/proc/{pid}/mem", os.O_RDONLY)); out["mem"] = "allowed"
+except OSError as e:
+    out["mem"] = errno.errorcode[e.errno]
+print(json.dumps(out))
+"""
+
+
+SECOND_CONNECTION = r"""
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(5)
+try:
+    s.sendall(b'{"request":"network_revert"}\n')
+    print("answered" if s.recv(100) else "closed")
+except (ConnectionResetError, BrokenPipeError):
+    print("closed")
+"""
+
+
+def test_helper_refuses_other_users_and_answers_garbage_with_errors(machine, procs):
+    helper = machine.start_helper()
+    st = os.stat(machine.socket)
+    assert (st.st_uid, st.st_mode & 0o777) == (machine.carrel_user.pw_uid, 0o600), st
+
+    # Root itself is not Carrel's user: closed without an answer, and logged.
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(str(machine.socket))
+        s.settimeout(5)
+        try:
+            # The helper may close it before the request is even sent.
+            s.sendall(b'{"request":"recover"}\n')
+            answer = s.recv(100)
+        except (BrokenPipeError, ConnectionResetError):
+            answer = b""
+    assert answer == b"", answer
+    assert h.wait_until(lambda: "refused a connection from uid 0" in machine.helper_log.read_text(), 5)
+
+    cases = [
+        (b"not json", "not one JSON object"),
+        (b"{}", "no string \\\"request\\\""),
+        (b'{"request":"nft","argv":["flush","ruleset"]}', "unknown request \\\"nft\\\""),
+        (b'{"request":"network_apply","session":1,"exempt":["user.slice"]}', "is not a session cgroup"),
+        (b'{"request":"network_apply","session":1,"exempt":[],"ruleset":"flush ruleset"}', "unknown key \\\"ruleset\\\""),
+        (b'{"request":"spawn","role":"root","argv":["/bin/sh"],"env":{}}', "expected one of app, participant"),
+        (b'{"request":"spawn","role":"app","argv":["/bin/sh"],"env":{}}', "exactly one descriptor"),
+        (b'{"request":"signal","id":1,"signal":"KILL"}', "no running program 1"),
+        (b'{"request":"network_verify"}', "no table is loaded"),
+        (b'{"request":"recover"}', '{"ok":"yes"}'),
+    ]
+    script = ("import socket, sys\n"
+              "s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.settimeout(10)\n"
+              "f = s.makefile('rwb')\n"
+              "for line in sys.stdin.buffer:\n"
+              "    f.write(line); f.flush(); sys.stdout.write(f.readline().decode()); sys.stdout.flush()\n")
+    r = subprocess.run(["setpriv", f"--reuid={machine.carrel_user.pw_uid}", f"--regid={machine.carrel_user.pw_gid}",
+                        "--clear-groups", SYSTEM_PYTHON, "-c", script, str(machine.socket)],
+                       input=b"".join(line + b"\n" for line, _ in cases), capture_output=True, timeout=30)
+    answers = r.stdout.decode().splitlines()
+    assert len(answers) == len(cases), (answers, r.stderr)
+    for (line, says), answer in zip(cases, answers):
+        assert says in answer, (line, answer)
+        assert answer.startswith('{"error":') == (says != '{"ok":"yes"}'), (line, answer)
+    assert helper.poll() is None, f"the helper died on garbage\n{machine.helper_log.read_text()}"
+
+
+def test_unprivileged_carrel_restricts_the_network_and_a_killed_carrel_reverts_everything(
+        carrel, procs, logdir, logs, machine, client_python, pywayland_protocols):
+    start_server(machine.ns, procs, logdir)
+    machine.start_helper()
+    w = PrivilegedWorld(carrel, procs, logdir, logs, client_python, pywayland_protocols, machine)
+
+    carrel_status = status_fields(w.carrel.pid)
+    assert carrel_status["Uid"].split()[0] == str(machine.carrel_user.pw_uid), carrel_status["Uid"]
+    app = status_fields(w.app_pid)
+    assert app["Uid"].split() == [str(machine.exam.pw_uid)] * 4, app["Uid"]
+    for cap in ("CapEff", "CapPrm", "CapAmb", "CapInh", "CapBnd"):
+        assert int(app[cap], 16) == 0, f"the app has {cap} {app[cap]}"
+    assert app["NoNewPrivs"] == "1", app
+    app_cgroup = Path(f"/proc/{w.app_pid}/cgroup").read_text()
+    assert f"0::/{machine.subtree}/carrel-{w.carrel.pid}\n" in app_cgroup, app_cgroup
+
+    r = subprocess.run(["setpriv", f"--reuid={machine.exam.pw_uid}", f"--regid={machine.exam.pw_gid}", "--clear-groups",
+                        "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs",
+                        SYSTEM_PYTHON, "-c", ATTACKS, str(w.carrel.pid)], capture_output=True, text=True, timeout=10)
+    # The kernel answers EACCES for /proc/PID/mem (ptrace_may_access refused), EPERM for the rest.
+    assert json.loads(r.stdout) == {"kill0": "EPERM", "term": "EPERM", "ptrace": "EPERM", "mem": "EACCES"}, r.stdout + r.stderr
+    w.alive()
+
+    assert machine.ns.outside_connect() == "ok" and w.app_connect() == "ok", "before the session everyone connects"
+    a = begin_session(w)
+    assert machine.ns.table_exists(), f"began without the table\n{w.log()}"
+    assert machine.ns.outside_connect().startswith("fail"), "a process outside the session connected"
+    assert w.app_connect() == "ok", f"the app lost its network\n{w.log()}"
+    a.sync()
+    assert not a.matching(r"session s interrupted .*"), f"verify through the helper failed\n{w.log()}"
+
+    # One connection at a time: another process of carrel's user is closed unanswered while carrel is connected.
+    second = subprocess.run(["setpriv", f"--reuid={machine.carrel_user.pw_uid}", f"--regid={machine.carrel_user.pw_gid}",
+                             "--clear-groups", SYSTEM_PYTHON, "-c", SECOND_CONNECTION, str(machine.socket)],
+                            capture_output=True, text=True, timeout=15)
+    assert second.stdout.strip() == "closed", second.stdout + second.stderr
+    assert "refused a second connection" in machine.helper_log.read_text()
+    assert machine.ns.table_exists(), "a refused connection took the restriction down"
+
+    assert machine.session_cgroups() == [f"carrel-{w.carrel.pid}"], machine.session_cgroups()
+    w.carrel.signal(signal.SIGKILL)
+    killed = time.monotonic()
+    assert h.wait_until(lambda: not machine.ns.table_exists(), REVERT_BOUND), \
+        f"the table outlived a killed carrel by {REVERT_BOUND} s\n{machine.helper_log.read_text()}"
+    assert h.wait_until(lambda: not machine.session_cgroups(), REVERT_BOUND + 0.5), machine.session_cgroups()
+    assert time.monotonic() - killed < REVERT_BOUND + 1.0
+    assert h.wait_until(lambda: not h.pid_running(w.app_pid), REVERT_BOUND), "the app outlived carrel"
+    assert machine.ns.outside_connect() == "ok", "after carrel died everyone connects again"
+    v = subprocess.run([str(ctl_bin()), "audit", "verify", str(w.audit_log)], capture_output=True, text=True, timeout=30)
+    assert v.returncode == 0 and "chain intact" in v.stdout, v.stdout + v.stderr
+
+
+def test_a_killed_helper_interrupts_the_session_and_recover_leaves_nothing(
+        carrel, procs, logdir, logs, machine, client_python, pywayland_protocols):
+    start_server(machine.ns, procs, logdir)
+    helper = machine.start_helper()
+    w = PrivilegedWorld(carrel, procs, logdir, logs, client_python, pywayland_protocols, machine)
+    a = begin_session(w)
+    assert machine.ns.table_exists(), f"began without the table\n{w.log()}"
+
+    helper.kill()
+    helper.wait(5)
+    a.expect(rf"session s interrupted {INTEGRITY} .*privileged helper.*", what="interrupted: the helper is gone")
+    assert machine.recover().returncode == 0
+    assert not machine.ns.table_exists(), "the unit's ExecStopPost (--recover) left the table"
+    assert machine.ns.outside_connect() == "ok"
+    a.send("end s")
+    a.expect("session s ended")
+
+    # Without the helper a session cannot begin: the precondition names it.
+    a.begin("t")
+    m = a.expect(r"session t failed .*", what="begin fails without the helper")
+    assert "privileged_helper: the privileged helper at" in m.group(0), m.group(0)
+
+    assert w.log().count("privileged helper connected") == 1, "connected once, at start"
+    machine.start_helper()
+    # Carrel tries again every second.
+    assert h.wait_until(lambda: w.log().count("privileged helper connected") == 2, 5), w.log()
+    a.begin("u")
+    a.began("u")
+    assert machine.ns.table_exists(), "a session after the helper came back has no table"
+    a.send("end u")
+    a.expect("session u ended")
+    assert h.wait_until(lambda: not machine.ns.table_exists(), 5)
+    w.carrel.signal(signal.SIGTERM)
+    assert w.carrel.wait_exit() == 0, w.log()
+    v = subprocess.run([str(ctl_bin()), "audit", "verify", str(w.audit_log)], capture_output=True, text=True, timeout=30)
+    assert v.returncode == 0 and "chain intact" in v.stdout, v.stdout + v.stderr
+
+
+def programs_named(prefix: str, subtree: str) -> list[int]:
+    """Live processes called `prefix`... inside the test's delegated cgroup
+    (other tests on the machine run carrel-paint too)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and Path(f"/proc/{entry}/comm").read_text().startswith(prefix) \
+                    and f"0::/{subtree}/" in Path(f"/proc/{entry}/cgroup").read_text() \
+                    and status_fields(int(entry))["State"][0] != "Z":
+                found.append(int(entry))
+        except (OSError, KeyError):
+            continue
+    return found
+
+
+def test_a_participant_is_started_by_the_helper_as_the_participant_user_in_its_cgroup(
+        carrel, procs, logdir, logs, machine, client_python, pywayland_protocols):
+    machine.start_helper()
+    policy = machine.carrel_dir / "policy.toml"
+    policy.write_text("[participants.calc]\n"
+                      f"command = [\"{h.paint_bin()}\", \"--color\", \"33cc66\"]\n"
+                      "network = true\n")
+    w = PrivilegedWorld(carrel, procs, logdir, logs, client_python, pywayland_protocols, machine,
+                        args=["--policy", str(policy)])
+    a = w.client("exam")
+    a.map()
+    a.bind(version=2)
+    a.send("config c ; participant c calc")
+    a.begin(config="c")
+    a.began()
+    pids = programs_named("carrel-paint", machine.subtree)
+    assert len(pids) == 1, f"expected one participant, found {pids}\n{w.log()}"
+    fields = status_fields(pids[0])
+    assert fields["Uid"].split() == [str(machine.exam.pw_uid)] * 4, fields["Uid"]
+    assert int(fields["CapEff"], 16) == 0 and int(fields["CapBnd"], 16) == 0, fields
+    assert int(fields["PPid"]) != w.carrel.pid, "the participant is carrel's child, not the helper's"
+    cgroup = Path(f"/proc/{pids[0]}/cgroup").read_text()
+    assert f"0::/{machine.subtree}/carrel-{w.carrel.pid}-participant-calc\n" in cgroup, cgroup
+    a.send("end s")
+    a.expect("session s ended")
+    assert h.wait_until(lambda: not programs_named("carrel-paint", machine.subtree), 5), "the participant outlived its session"
+    w.alive()
+
+
+class FifoProcess:
+    """The Popen face Driver needs, for an app the helper started: its
+    stdin and stdout are FIFOs the test holds both ends of (O_RDWR, so no
+    open blocks and no read sees a false end of file)."""
+
+    def __init__(self, fifo_in: Path, fifo_out: Path) -> None:
+        self.stdin = os.fdopen(os.open(fifo_in, os.O_RDWR), "wb", buffering=0)
+        self.stdout = os.fdopen(os.open(fifo_out, os.O_RDWR), "rb", buffering=0)
+        self.pid = -1
+
+    def poll(self):
+        return None
+
+    def close(self) -> None:
+        self.stdin.close()
+        self.stdout.close()
+
+
+def test_end_force_stops_the_helpers_app_through_the_helper(
+        carrel, procs, logdir, logs, machine, client_python, pywayland_protocols):
+    """The session's owner is the app the helper started (the assessment
+    client, as `exam`, on WAYLAND_SOCKET): `carrelctl end --force` ends the
+    session, then the app gets SIGTERM through the helper after the notice."""
+    from test_assessment import CLIENT, Driver
+    machine.start_helper()
+    protocols = machine.shared / "protocols"
+    shutil.copytree(pywayland_protocols, protocols)
+    for path in [protocols, *protocols.rglob("*")]:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    fifo_in, fifo_out = machine.app_dir / "stdin", machine.app_dir / "stdout"
+    for fifo in (fifo_in, fifo_out):
+        os.mkfifo(fifo, 0o600)
+        os.chown(fifo, machine.exam.pw_uid, machine.exam.pw_gid)
+    pipes = FifoProcess(fifo_in, fifo_out)
+    control = machine.carrel_dir / "control.sock"
+    audit_log = machine.carrel_dir / "audit.jsonl"
+    old = os.environ.get("CARREL_BIN")
+    os.environ["CARREL_BIN"] = str(machine.wrapper)
+    try:
+        c = carrel.start(app=["sh", "-c", 'exec "$0" "$1" < "$2" > "$3"', client_python, CLIENT, fifo_in, fifo_out],
+                         args=["--privileged-helper", str(machine.socket), "--control-socket", str(control)],
+                         env={"CARREL_PYWAYLAND_PROTOCOLS": str(protocols), "PYTHONUNBUFFERED": "1"},
+                         audit_log=audit_log)
+    finally:
+        if old is None:
+            os.environ.pop("CARREL_BIN", None)
+        else:
+            os.environ["CARREL_BIN"] = old
+    transcript = logdir / "helper-app.transcript"
+    logs.append(("the helper's app transcript", transcript))
+    a = Driver("helper-app", pipes, logdir / "helper-app.stderr", transcript)
+    try:
+        a.expect("ready", what="the app connected through WAYLAND_SOCKET")
+        a.map()
+        a.bind()
+        a.begin()
+        a.began()
+        # No network provider: the app is still in carrel's (delegated) cgroup, not the helper's.
+        procs_in = machine.cgroup_sh(f"cat /sys/fs/cgroup/{machine.subtree}/carrel-{c.pid}/cgroup.procs").stdout.split()
+        assert len(procs_in) == 1, procs_in
+        assert Path(f"/proc/{procs_in[0]}/status").read_text().count(f"\t{machine.exam.pw_uid}") >= 4
+        r = subprocess.run([str(ctl_bin()), "--socket", str(control), "end", "--reason", "app hangs", "--force"],
+                           capture_output=True, text=True, timeout=15, env=h.clean_env())
+        assert r.returncode == 0, r.stdout + r.stderr
+        a.expect("session s ended", what="ended after end --force")
+        # The notice (1 s), then SIGTERM through the helper; the app ends, and so does carrel (no kiosk).
+        assert c.wait_exit() == 128 + signal.SIGTERM, c.evidence()
+        records = [json.loads(line) for line in audit_log.read_text().splitlines()]
+        stops = [r.get("detail", "") for r in records if r["event"] == "app_stop"]
+        assert any("SIGTERM sent to helper program 1" in d for d in stops), stops
+        v = subprocess.run([str(ctl_bin()), "audit", "verify", str(audit_log)], capture_output=True, text=True, timeout=30)
+        assert v.returncode == 0 and "chain intact" in v.stdout, v.stdout + v.stderr
+    finally:
+        pipes.close()
+
+
+def test_helper_unit_passes_systemd_analyze_verify(tmp_path):
+    """dist/carrel-privileged.service, with its binary swapped for one that exists here."""
+    analyze = shutil.which("systemd-analyze")
+    if not analyze:
+        pytest.skip("systemd-analyze is not installed")
+    unit = (h.REPO / "dist/carrel-privileged.service").read_text()
+    assert "ExecStopPost=/usr/bin/carrel-privileged --recover" in unit
+    probe = tmp_path / "carrel-privileged.service"
+    probe.write_text(unit.replace("/usr/bin/carrel-privileged", "/bin/true"))
+    r = subprocess.run([analyze, "verify", str(probe)], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0 and not r.stderr.strip(), f"systemd-analyze verify: {r.stderr}"
