@@ -98,8 +98,11 @@ final class ClientRoles {
 
     /// The pid of the live client `matches` picks (the process that
     /// connected, as SO_PEERCRED said); nil if none matches or it is unknown.
+    /// A client on a socket pair Carrel made (started by the privileged
+    /// helper) reads as Carrel's own pid, which is nobody's process to act on.
     func process(where matches: (OpaquePointer) -> Bool) -> pid_t? {
-        guard let client = processes.keys.first(where: matches), let pid = processes[client], pid > 0 else { return nil }
+        guard let client = processes.keys.first(where: matches), let pid = processes[client], pid > 0,
+              pid != getpid() else { return nil }
         return pid
     }
 

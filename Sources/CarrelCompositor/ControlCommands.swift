@@ -90,7 +90,7 @@ extension Server {
         }
         let loop = wl_display_get_event_loop(display)!
         // The privileged helper's app connects over a socket pair Carrel made: its pid reads as Carrel's.
-        let stop = if subject.pid == getpid(), let program = app as? HelperLaunchedApp {
+        let stop = if subject.pid == getpid(), roles.role(of: client) == .app, let program = app as? HelperLaunchedApp {
             AppStop(program: program, notice: notice, grace: grace, loop: loop, record: record)
         } else {
             AppStop(pid: subject.pid, notice: notice, grace: grace, loop: loop, record: record)

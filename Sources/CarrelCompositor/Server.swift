@@ -243,7 +243,7 @@ public final class Server {
         participants.stopped = { id in providerHost.participantStopped(id) }
         if let helper {
             participants.startThroughHelper = { [unowned self] id, participant in
-                let cgroup = try providerHost.participantCgroup(id, network: participant.network)
+                let cgroup = try providerHost.participantCgroup(id)
                 return try spawnThroughHelper(helper, role: .participant, argv: participant.command, cgroup: cgroup,
                                               connection: try roles.connectParticipant(id), label: "participant \(id)")
             }
@@ -324,13 +324,16 @@ public final class Server {
     /// session cgroup, on a connection Carrel already accepted as the app's
     /// (no path to Carrel's sockets is needed).
     private func launchThroughHelper(_ helper: PrivilegedHelperLink, cgroup: String?) throws -> LaunchedApp {
-        try spawnThroughHelper(helper, role: .app, argv: options.app, cgroup: cgroup, connection: try roles.connect(.app), label: "app")
+        guard let cgroup else {
+            throw CompositorError.launch("the app has no session cgroup in Carrel's unit (\(providerHost?.cgroupProblem ?? "unknown reason")); the privileged helper starts programs only in one (Delegate=yes in carrel-kiosk.service)")
+        }
+        return try spawnThroughHelper(helper, role: .app, argv: options.app, cgroup: cgroup, connection: try roles.connect(.app), label: "app")
     }
 
     /// Asks the helper to start `argv` as `role`'s user in `cgroup`, with
     /// `connection` (closed here) as its Wayland connection.
     private func spawnThroughHelper(_ helper: PrivilegedHelperLink, role: PrivilegedRequest.SpawnRole, argv: [String],
-                                    cgroup: String?, connection socket: Int32, label: String) throws -> LaunchedApp {
+                                    cgroup: String, connection socket: Int32, label: String) throws -> LaunchedApp {
         // Closing Carrel's copy: on failure that also ends the client made for it.
         defer { close(socket) }
         let environment = SpawnEnvironment.from(ProcessEnvironment.current())

@@ -11,8 +11,8 @@ struct Account {
         guard let entry = getpwnam(name) else {
             throw HelperError("\(what) \(name): no such user; create it (useradd --system \(name)) or name another with the option")
         }
-        guard entry.pointee.pw_uid != 0 else {
-            throw HelperError("\(what) \(name) is root; the point of the helper is that nothing it serves runs as root: name an unprivileged user")
+        guard entry.pointee.pw_uid != 0, entry.pointee.pw_gid != 0 else {
+            throw HelperError("\(what) \(name) is root or in root's group; the point of the helper is that nothing it serves runs as root: name an unprivileged user")
         }
         self.name = name
         uid = entry.pointee.pw_uid

@@ -39,6 +39,8 @@ final class CarrelConnection {
         var count: Int32 = 0
         let received = carrel_receive_with_fds(fd, &chunk, chunk.count, &fds, Int32(fds.count), &count)
         passed += fds.prefix(Int(count))
+        // A request takes at most one descriptor: more, kept until a newline, could exhaust the helper's.
+        while passed.count > 1 { close(passed.removeLast()) }
         if received < 0 { return errno == EINTR || errno == EAGAIN }
         if received == 0 { return false }
         buffer += chunk[..<received]
@@ -102,16 +104,11 @@ final class CarrelConnection {
             let spawn = { [spawner] () throws(HelperError) -> pid_t in
                 try spawner.spawn(role: role, argv: argv, environment: environment, connection: connection)
             }
-            let pid: pid_t
-            if let cgroup {
-                pid = try cgroups.spawnInside(cgroup, spawn)
-            } else {
-                pid = try spawn()
-            }
+            let pid = try cgroups.spawnInside(cgroup, spawn)
             let id = nextID
             nextID += 1
             programs[id] = pid
-            log("started \(role.rawValue) \(argv[0]) as pid \(pid) (id \(id))\(cgroup.map { " in \($0)" } ?? "")")
+            log("started \(role.rawValue) \(PrivilegedRequest.shown(argv[0])) as pid \(pid) (id \(id)) in \(cgroup)")
             return .ok(id: id)
         case .signal(let id, let signal):
             guard let pid = programs[id] else { throw HelperError("no running program \(id) of this connection") }
@@ -135,6 +132,8 @@ final class CarrelConnection {
     /// Carrel is gone: the table is deleted, every program it had started is
     /// killed, and the session cgroups are emptied and removed.
     func revertAll() {
+        passed.forEach { close($0) }
+        passed.removeAll()
         do {
             if try nftables.delete() { log("Carrel's connection closed: deleted the table inet \(options.tableName)") }
         } catch {
@@ -147,8 +146,6 @@ final class CarrelConnection {
         for problem in cgroups.removeAll(kill: true) { log("Carrel's connection closed: \(problem)") }
         programs.removeAll()
         exempt = nil
-        passed.forEach { close($0) }
-        passed.removeAll()
         close(fd)
     }
 

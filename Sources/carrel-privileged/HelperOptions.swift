@@ -6,7 +6,7 @@ import Glibc
 /// user may connect, which users programs run as, which cgroup subtree is
 /// Carrel's, which nftables table is Carrel's.
 struct HelperOptions {
-    var socketPath = "/run/carrel/privileged.sock"
+    var socketPath = "/run/carrel-privileged/privileged.sock"
     var carrelUser = "carrel"
     var appUser = "exam"
     /// Participants run as this user; the app's when not given.
@@ -20,7 +20,8 @@ struct HelperOptions {
         usage: carrel-privileged [--socket PATH] [--carrel-user NAME] [--app-user NAME] [--participant-user NAME]
                                  [--cgroup-subtree PATH] [--table NAME]
                carrel-privileged --recover [--cgroup-subtree PATH] [--table NAME]
-        Runs as root. Listens on PATH (default /run/carrel/privileged.sock, mode 0600, owned by the Carrel user)
+        Runs as root. Listens on PATH (default /run/carrel-privileged/privileged.sock, mode 0600, owned by the Carrel user;
+        its directory must be root's and writable by nobody else)
         for one connection at a time from the Carrel user (default carrel); starts the app as --app-user
         (default exam) and participants as --participant-user (default: the app user); session cgroups must be
         under --cgroup-subtree (default system.slice/carrel-kiosk.service, relative to /sys/fs/cgroup).

@@ -27,6 +27,17 @@ final class HelperServer {
         guard let address = UnixSocketAddress(path: options.socketPath) else {
             throw HelperError("--socket \(options.socketPath) is longer than \(UnixSocketAddress.maximumPathLength) bytes")
         }
+        // The socket is chowned and chmodded by path, as root: in a directory anyone
+        // else may write (Carrel's runtime directory, say), the name could be swapped
+        // for a symlink to a file of root's between bind and chown.
+        let directory = options.socketPath.lastIndex(of: "/").map { String(options.socketPath[..<$0]) } ?? "."
+        var info = stat()
+        guard lstat(directory.isEmpty ? "/" : directory, &info) == 0 else {
+            throw HelperError("--socket \(options.socketPath): its directory \(directory): \(SystemError.current); make it (RuntimeDirectory=carrel-privileged in the unit)")
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR, info.st_uid == 0, info.st_mode & 0o022 == 0 else {
+            throw HelperError("--socket \(options.socketPath): its directory \(directory) must be a directory of root's that nobody else may write (it is mode \(String(info.st_mode & 0o7777, radix: 8)), uid \(info.st_uid)); use /run/carrel-privileged")
+        }
         listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard listener >= 0 else { throw HelperError("socket(): \(SystemError.current)") }
         unlink(options.socketPath)
@@ -35,7 +46,7 @@ final class HelperServer {
         let bound = address.withSockaddr { bind(listener, $0, $1) }
         umask(previous)
         guard bound == 0 else { throw HelperError("cannot bind \(options.socketPath): \(SystemError.current)") }
-        guard chown(options.socketPath, carrel.uid, carrel.gid) == 0, chmod(options.socketPath, 0o600) == 0 else {
+        guard lchown(options.socketPath, carrel.uid, carrel.gid) == 0, chmod(options.socketPath, 0o600) == 0 else {
             throw HelperError("cannot hand \(options.socketPath) to \(carrel.name): \(SystemError.current)")
         }
         guard Glibc.listen(listener, 4) == 0 else { throw HelperError("listen: \(SystemError.current)") }

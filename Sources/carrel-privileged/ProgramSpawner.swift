@@ -7,10 +7,19 @@ import Glibc
 /// capabilities (inheritable and bounding sets cleared), no_new_privs, a
 /// process group of its own, and exactly the environment the request gave
 /// plus the user's identity and its Wayland connection (WAYLAND_SOCKET, the
-/// descriptor that came with the request). Nothing of the helper's own
-/// environment or descriptors reaches it.
+/// descriptor that came with the request).
+///
+/// The request's environment is set only after the drop, by `env -i`:
+/// setpriv runs as root until it drops, and the dynamic loader would obey
+/// LD_PRELOAD, LD_LIBRARY_PATH or GLIBC_TUNABLES given to it, so setpriv
+/// gets a fixed environment of the helper's choosing. Standard input is
+/// /dev/null; standard output and error are the helper's (the unit's
+/// journal), where the helper's own lines carry its pid.
 struct ProgramSpawner {
     static let setpriv = "/usr/bin/setpriv"
+    static let env = "/usr/bin/env"
+    /// All setpriv and env see before the program: nothing the compositor chose.
+    static let fixedEnvironment = ["PATH=/usr/bin:/bin", "LC_ALL=C"]
     /// The descriptor number the Wayland connection has in the program.
     static let waylandFD: Int32 = 3
 
@@ -19,8 +28,6 @@ struct ProgramSpawner {
 
     func spawn(role: PrivilegedRequest.SpawnRole, argv: [String], environment: [String: String], connection: Int32) throws(HelperError) -> pid_t {
         let user = role == .app ? app : participant
-        let command = [Self.setpriv, "--reuid=\(user.uid)", "--regid=\(user.gid)", "--init-groups", "--inh-caps=-all",
-                       "--bounding-set=-all", "--no-new-privs", "--"] + argv
         var variables = environment
         variables["WAYLAND_DISPLAY"] = nil
         variables["WAYLAND_SOCKET"] = "\(Self.waylandFD)"
@@ -28,8 +35,12 @@ struct ProgramSpawner {
         variables["USER"] = user.name
         variables["LOGNAME"] = user.name
         if variables["PATH"] == nil { variables["PATH"] = "/usr/local/bin:/usr/bin:/bin" }
+        // `env -i -- NAME=VALUE... PROGRAM ARGS`, run as the user: argv[0] holds no '=' (the parser refuses it).
+        let command = [Self.setpriv, "--reuid=\(user.uid)", "--regid=\(user.gid)", "--init-groups", "--inh-caps=-all",
+                       "--bounding-set=-all", "--no-new-privs", "--", Self.env, "-i", "--"]
+            + variables.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + argv
         let cArgv = command.map { strdup($0) } + [nil]
-        let cEnv = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let cEnv = Self.fixedEnvironment.map { strdup($0) } + [nil]
         defer {
             cArgv.forEach { free($0) }
             cEnv.forEach { free($0) }
@@ -39,6 +50,7 @@ struct ProgramSpawner {
         defer { posix_spawn_file_actions_destroy(&actions) }
         // dup2 clears close-on-exec on the copy (onto itself too, in glibc).
         posix_spawn_file_actions_adddup2(&actions, connection, Self.waylandFD)
+        posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }

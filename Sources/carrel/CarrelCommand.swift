@@ -122,7 +122,7 @@ struct CarrelCommand: ParsableCommand {
             }
         }
         if let path = privilegedHelper, !path.hasPrefix("/") {
-            throw ValidationError("--privileged-helper \(path) is not an absolute path; give the helper's socket, e.g. /run/carrel/privileged.sock")
+            throw ValidationError("--privileged-helper \(path) is not an absolute path; give the helper's socket, e.g. /run/carrel-privileged/privileged.sock")
         }
         if privilegedHelper != nil, appUser != nil {
             throw ValidationError("--privileged-helper and --app-user: with the helper, its --app-user names the app's user; leave out Carrel's --app-user")

@@ -30,7 +30,7 @@ struct PrivilegedRequestTests {
             .networkApply(session: 2, exempt: []),
             .spawn(role: .app, argv: ["/usr/bin/carrel-demo-exam", "--title", "a \"quoted\" word"], environment: ["LANG": "C.UTF-8", "X_1": ""],
                    cgroup: "\(subtree)/carrel-77"),
-            .spawn(role: .participant, argv: ["calc"], environment: [:], cgroup: nil),
+            .spawn(role: .participant, argv: ["calc"], environment: [:], cgroup: "\(subtree)/carrel-77-participant-calc"),
         ]
         for request in all {
             #expect(try parse(request.line).get() == request, "\(request.line)")
@@ -57,6 +57,8 @@ struct PrivilegedRequestTests {
         (#"{"request":"spawn","role":"app","argv":["a"],"env":{"1X":"x"}}"#, "is not a variable name"),
         (#"{"request":"spawn","role":"app","argv":["a\u0000b"],"env":{}}"#, "holds a NUL"),
         (#"{"request":"spawn","role":"app","argv":["a"],"env":{},"cgroup":"carrel-1"}"#, "spawn: \"carrel-1\" is not a session cgroup"),
+        (#"{"request":"spawn","role":"app","argv":["a"],"env":{}}"#, "spawn: \"cgroup\" is missing"),
+        (#"{"request":"spawn","role":"app","argv":["LD_PRELOAD=/tmp/x.so","sh"],"env":{},"cgroup":"system.slice/carrel-kiosk.service/carrel-1"}"#, "holds '='"),
         (#"{"request":"signal","id":1,"signal":"HUP"}"#, "signal: \"signal\" is \"HUP\"; expected one of TERM, KILL"),
         (#"{"request":"signal","signal":"TERM"}"#, "signal: \"id\" must be a whole number"),
         (#"{"request":"recover","force":"yes"}"#, "recover: unknown key \"force\""),
@@ -117,7 +119,7 @@ struct PrivilegedRequestTests {
         let bounded = SpawnEnvironment.from(many)
         #expect(bounded.count < 1000 && !bounded.isEmpty)
         #expect(bounded.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count } <= SpawnEnvironment.budget)
-        let request = PrivilegedRequest.spawn(role: .app, argv: ["/usr/bin/exam"], environment: bounded, cgroup: nil)
+        let request = PrivilegedRequest.spawn(role: .app, argv: ["/usr/bin/exam"], environment: bounded, cgroup: "system.slice/carrel-kiosk.service/carrel-5")
         #expect(try parse(request.line).get() == request)
     }
 }

@@ -30,7 +30,8 @@ final class PrivilegedHelperLink {
     /// The connection was lost; the sentence says so.
     var lost: (String) -> Void = { _ in }
 
-    static let answerTimeout = 5.0
+    /// Above the helper's worst case (two nft runs of 5 s each, in revert and recover).
+    static let answerTimeout = 12.0
     static let retryInterval: Duration = .seconds(1)
 
     init(socketPath: String, loop: OpaquePointer, logger: Logger) {

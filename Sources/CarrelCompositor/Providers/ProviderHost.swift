@@ -53,6 +53,8 @@ final class ProviderHost {
     private let policy: ProvidersPolicy
     private let stateFile: ProviderStateFile
     private let cgroup: SessionCgroup?
+    /// Why the app has no session cgroup, when it has none.
+    let cgroupProblem: String?
     private let loop: OpaquePointer
     private let logger: Logger
     private var timer: EventLoopTimer?
@@ -101,14 +103,15 @@ final class ProviderHost {
             network = NetworkProvider(cgroup: cgroup, cgroupProblem: problem, table: helper.map(HelperNetworkTable.init(link:)))
             providers.append(network!)
         }
-        if !policy.network, let problem {
-            logger.warning("the app has no cgroup in Carrel's unit (\(problem)); the privileged helper starts it in its own")
+        if !policy.network, helper != nil, let problem {
+            logger.error("the app has no cgroup in Carrel's unit (\(problem)); the privileged helper will not start it")
         }
         if policy.media {
             let address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
             providers.append(MediaProvider(address: address, loop: loop) { [logger] in logger.notice("\($0)") })
         }
         self.cgroup = cgroup
+        cgroupProblem = problem
         self.network = network
         coordinator = ProviderCoordinator(providers: providers, store: stateFile)
         if !providers.isEmpty {
@@ -168,14 +171,15 @@ final class ProviderHost {
         return try cgroup.spawnInside(body)
     }
 
-    /// With the privileged helper: the cgroup participant `id` is started in
-    /// (made here, inside Carrel's delegated cgroup), or nil when it gets none.
-    func participantCgroup(_ id: String, network keepsNetwork: Bool) throws -> String? {
-        guard network != nil, keepsNetwork else { return nil }
+    /// With the privileged helper: the cgroup participant `id` is started in,
+    /// made here inside Carrel's delegated cgroup whether or not it keeps the
+    /// network (the ruleset lets through only those that do), so that the
+    /// helper can kill all it left when Carrel goes.
+    func participantCgroup(_ id: String) throws -> String {
         do {
             return try SessionCgroup.create(named: SessionCgroup.participantName(id)).relativePath
         } catch {
-            throw CompositorError.launch("\(id) keeps the network, but: \(error.message)")
+            throw CompositorError.launch("participant \(id) needs a cgroup of its own to be started by the privileged helper, but: \(error.message)")
         }
     }
 

@@ -27,7 +27,7 @@ public enum PrivilegedRequest: Sendable, Hashable {
     case networkRevert
     /// Start `argv` as the role's user in `cgroup` with exactly `environment`
     /// (plus the role user's identity and WAYLAND_SOCKET); answered with the id.
-    case spawn(role: SpawnRole, argv: [String], environment: [String: String], cgroup: String?)
+    case spawn(role: SpawnRole, argv: [String], environment: [String: String], cgroup: String)
     /// Send `signal` to the process group of a process this connection spawned.
     case signal(id: UInt64, signal: StopSignal)
     /// Undo what a previous helper left applied (the table).
@@ -75,7 +75,7 @@ public enum PrivilegedRequest: Sendable, Hashable {
             object["role"] = .string(role.rawValue)
             object["argv"] = .strings(argv)
             object["env"] = .object(environment)
-            if let cgroup { object["cgroup"] = .string(cgroup) }
+            object["cgroup"] = .string(cgroup)
         case .signal(let id, let signal):
             object["id"] = .number(id)
             object["signal"] = .string(signal.rawValue)
@@ -120,9 +120,19 @@ public enum PrivilegedRequest: Sendable, Hashable {
                     guard let first = argv.first, !first.isEmpty else {
                         return .failure(PrivilegedFailure("spawn: \"argv\" is empty; name the program to start"))
                     }
+                    // The environment is set after the drop by `env NAME=VALUE... PROGRAM`: a
+                    // program named with '=' would be read as one more variable.
+                    guard !first.contains("=") else {
+                        return .failure(PrivilegedFailure("spawn: the program \"\(shown(first))\" holds '='; name it by a path without one"))
+                    }
                     return fields.environment().flatMap { environment in
                         fields.optionalString("cgroup").flatMap { cgroup in
-                            if let cgroup, !SessionCgroupName.isSessionCgroup(cgroup, under: subtree) {
+                            // Every program goes into a session cgroup, so that when Carrel's
+                            // connection closes the helper can kill all it left, wherever it went.
+                            guard let cgroup else {
+                                return .failure(PrivilegedFailure("spawn: \"cgroup\" is missing; every program starts in a session cgroup"))
+                            }
+                            if !SessionCgroupName.isSessionCgroup(cgroup, under: subtree) {
                                 return .failure(PrivilegedFailure("spawn: \"\(shown(cgroup))\" is not a session cgroup under \(subtree.isEmpty ? "the cgroup root" : subtree)"))
                             }
                             return .success(.spawn(role: role, argv: argv, environment: environment, cgroup: cgroup))
@@ -147,7 +157,7 @@ public enum PrivilegedRequest: Sendable, Hashable {
     static let known = "network_apply, network_verify, network_revert, spawn, signal, recover"
 
     /// A word as a message may echo it: short, control characters as "?".
-    static func shown(_ word: String) -> String {
+    public static func shown(_ word: String) -> String {
         String(String.UnicodeScalarView(word.unicodeScalars.prefix(64).map {
             $0.properties.generalCategory == .control ? "?" : $0
         }))
