@@ -45,6 +45,18 @@ let linkOnly: [Target] = [
 // Wayland event-loop thread, which strict Sendable checking cannot see.
 let cSideSettings: [SwiftSetting] = [.swiftLanguageMode(.v5)]
 
+// Release builds of carrel link with lld where it is on the PATH (Swift's
+// Linux toolchains ship it): relative relocations packed (DT_RELR, glibc
+// 2.36+: 17 KB instead of the 2 MB of .rela.dyn the loader reads at every
+// start) and only the symbols shared libraries use exported (the static Swift
+// stdlib's link line exports all 13,000). Together 3 MB less resident memory.
+let lldOnPath = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+    .contains { FileManager.default.isExecutableFile(atPath: "\($0)/ld.lld") }
+let carrelLinkerSettings: [LinkerSetting] = lldOnPath
+    ? [.unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"],
+                    .when(platforms: [.linux], configuration: .release))]
+    : []
+
 let package = Package(
     name: "Carrel",
     platforms: [.macOS(.v13)],
@@ -135,7 +147,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: cSideSettings
+            swiftSettings: cSideSettings,
+            linkerSettings: carrelLinkerSettings
         ),
         // The administrator's control tool: talks to carrel's control socket.
         .executableTarget(
