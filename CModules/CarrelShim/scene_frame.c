@@ -216,9 +216,13 @@ bool carrel_scene_output_commit_frame(struct wlr_scene_output *scene_output) {
         wlr_output_rollback(output);
         return true;
     }
-    // New buffers become textures as they are drawn.
+    // New buffers become textures before rendering begins, as in wlroots'
+    // commit: a buffer first imported inside the render pass is not drawn.
     struct wlr_scene_buffer *pending, *next;
     wl_list_for_each_safe(pending, next, &scene->pending_buffers, pending_link) {
+        if (pending->texture == NULL && wlr_client_buffer_get(pending->buffer) == NULL) {
+            pending->texture = wlr_texture_from_buffer(renderer, pending->buffer);
+        }
         wl_list_remove(&pending->pending_link);
         wl_list_init(&pending->pending_link);
     }
