@@ -135,18 +135,31 @@ public enum Digest {
         hex(Array(SHA256.hash(data: bytes)))
     }
 
-    /// The file's digest, read in chunks (an executable is megabytes); nil if unreadable.
+    /// The file's digest; nil if it cannot be opened or read.
     public static func sha256Hex(fileAt path: String) -> String? {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return nil }
-        defer { try? handle.close() }
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        return sha256Hex(fileDescriptor: fd)
+    }
+
+    /// The digest of an open file from its first byte (it reads with
+    /// `pread`, so the descriptor's offset does not matter), through one
+    /// 64 KiB buffer: an executable is a hundred megabytes, and no chunk of
+    /// it should stay on the heap. nil on a read error.
+    public static func sha256Hex(fileDescriptor fd: Int32) -> String? {
         var hasher = SHA256()
-        do {
-            // nil or empty: the end of the file.
-            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-                hasher.update(data: chunk)
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var offset: off_t = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return nil
             }
-        } catch {
-            return nil
+            if count == 0 { break }
+            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
+            offset += off_t(count)
         }
         return hex(Array(hasher.finalize()))
     }

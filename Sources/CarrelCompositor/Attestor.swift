@@ -6,13 +6,15 @@ import Logging
 
 /// Signs statements about sessions with the machine's attestation key:
 /// reads the key (the policy's `[attestation] key`) and hashes Carrel's own
-/// executable and the policy file once at start, keeps each session's tally
+/// executable (opened at start, hashed off the event loop) and the policy
+/// file once at start, keeps each session's tally
 /// of blocked attempts and interruptions, and answers `request_attestation`
 /// with what Core's `AttestationRequest` decides.
 final class Attestor {
     /// The key, or why there is none (sent as `attestation_failed(unavailable)`).
     private let key: Result<AttestationKey, AttestationRefusal>
-    private let executableDigest: String
+    /// Only with a key: without one no statement names it.
+    private let executableDigest: ExecutableDigest?
     private var policyDigest: String?
     private let policyFile: String?
     private let version: String
@@ -32,8 +34,8 @@ final class Attestor {
         } else {
             key = .failure(AttestationRequest.noKeyConfigured)
         }
-        // Once, at start: what runs now is what was hashed (the file may be replaced later, the process is not).
-        executableDigest = Digest.sha256Hex(fileAt: "/proc/self/exe") ?? "unreadable"
+        // Opened once, at start: what runs now is what is hashed (the file may be replaced later, the process is not).
+        executableDigest = (try? key.get()).map { _ in ExecutableDigest() }
         policyFile = options.policyPath
         privilegedHelper = options.privilegedHelper != nil
         policyDigest = options.policyPath.flatMap { Digest.sha256Hex(fileAt: $0) }
@@ -66,7 +68,7 @@ final class Attestor {
     func answer(nonce: [UInt8], session: SessionRecord?, policy: PreconditionPolicy, virtualMachine: VirtualMachineSignals,
                 chain: AuditChainPosition, run: String, now: Instant) -> Result<AttestationEnvelope, AttestationRefusal> {
         let signer = key.map { key in
-            AttestationFacts(keyFingerprint: key.publicKey.fingerprint, carrelVersion: version, executableDigest: executableDigest,
+            AttestationFacts(keyFingerprint: key.publicKey.fingerprint, carrelVersion: version, executableDigest: executableDigest?.hex ?? "unreadable",
                              policyFile: policyFile, policyDigest: policyDigest, preconditions: policy,
                              virtualMachine: virtualMachine, run: run, privilegedHelper: privilegedHelper)
         }

@@ -115,3 +115,56 @@ def test_app_colour_fills_the_screen_as_x_shows_it(carrel, paint_bin, procs, log
     assert c.alive(), c.evidence()
     c.signal(15)
     assert c.wait_exit() == 0, c.evidence()
+
+
+# An app short of the output in both directions, redrawn every frame: on the
+# pixman renderer each frame then copies the app's damage alone, without
+# clearing it first, and the strip the app leaves is cleared only when it
+# is damaged. Inside: the app's colour (animated: each channel's low four
+# bits vary); outside it, inside the output: black, in every frame.
+SHORT_APP = (1000, 700)
+INSIDE = [(20, 20), (500, 350), (980, 680)]
+OUTSIDE = [(1012, 350), (500, 712), (1012, 712)]
+ANIMATED_TOLERANCE = 16
+OUTSIDE_HALF = 2
+
+
+def test_an_app_short_of_the_output_redrawn_every_frame_shows_black_around_it(
+        carrel, paint_bin, procs, logdir, logs, artifacts_dir):
+    display = start_xvfb(procs, logdir, logs)
+    colour = "%02x%02x%02x" % COLOUR
+    c = carrel.start(app=[str(paint_bin), "--color", colour, "--animate",
+                          "--fixed-size", "%dx%d" % SHORT_APP], backend="x11", env={"DISPLAY": display})
+
+    def wrong(image):
+        bad = [(xy, rgb) for cx, cy in INSIDE for xy, rgb in image.region(cx, cy, HALF)
+               if any(abs(a - b) > ANIMATED_TOLERANCE for a, b in zip(rgb, COLOUR))]
+        bad += [(xy, rgb) for cx, cy in OUTSIDE for xy, rgb in image.region(cx, cy, OUTSIDE_HALF)
+                if any(v > TOLERANCE for v in rgb)]
+        return bad
+
+    last = [screenshot(display)]
+    assert wrong(last[0]), "the bare X screen already looks like the app over black"
+
+    def shows_app():
+        last[0] = screenshot(display)
+        return not wrong(last[0])
+
+    ok = h.wait_until(shows_app, 20, interval=0.25)
+    png = save(last[0], artifacts_dir, "visual-short-app")
+    assert ok, (f"within 20 s the screen never showed #{colour} (±{ANIMATED_TOLERANCE}) around {INSIDE} and "
+                f"black around {OUTSIDE}; e.g. {wrong(last[0])[:3]}; screenshot: {png}\n{c.evidence()}")
+    # Every later frame is right too, and the frames do change what is shown
+    # (the copy reaches the screen, not just the first frame).
+    seen = {last[0].pixel(*INSIDE[1])}
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and len(seen) < 3:
+        image = screenshot(display)
+        bad = wrong(image)
+        assert not bad, (f"a later frame went wrong: {bad[:3]}; screenshot: "
+                         f"{save(image, artifacts_dir, 'visual-short-app-later')}\n{c.evidence()}")
+        seen.add(image.pixel(*INSIDE[1]))
+    assert len(seen) >= 3, f"the animated app's colour never changed on screen in 10 s (saw {seen})\n{c.evidence()}"
+    assert c.alive(), c.evidence()
+    c.signal(15)
+    assert c.wait_exit() == 0, c.evidence()

@@ -12,5 +12,6 @@
 #include "carrel-shim-audit-watch.h"
 #include "carrel-shim-xdg-initial-configure.h"
 #include "carrel-shim-output-magnifier.h"
+#include "carrel-shim-scene-frame.h"
 
 #endif

@@ -169,12 +169,14 @@ extension WlrootsVersion {
         #endif
     }
 
-    /// Renders and commits a scene output. (0.17+ take commit options.)
+    /// Renders and commits a scene output. (0.17+ take commit options and
+    /// leave opaque regions out of the clear themselves; on 0.15 the shim's
+    /// frame does that, and copies a lone opaque client without a clear.)
     static func commit(_ sceneOutput: UnsafeMutablePointer<wlr_scene_output>) -> Bool {
         #if CARREL_WLROOTS_SINCE_0_17
         wlr_scene_output_commit(sceneOutput, nil)
         #else
-        wlr_scene_output_commit(sceneOutput)
+        carrel_scene_output_commit_frame(sceneOutput)
         #endif
     }
 }

@@ -1,0 +1,19 @@
+#ifndef CARREL_SHIM_SCENE_FRAME_H
+#define CARREL_SHIM_SCENE_FRAME_H
+
+// Rendering a scene output's frame with the pixman renderer on wlroots 0.15
+// without painting a pixel twice (scene_frame.c).
+
+#include "carrel-shim-wlroots.h"
+
+#if WLR_VERSION_MINOR < 17
+/// Renders and commits `scene_output` like wlr_scene_output_commit, with the
+/// same direct scan-out, damage and software cursors, but with the pixman
+/// renderer it clears only the damage no opaque node paints over, and when
+/// the damage lies inside one opaque client buffer drawn 1:1 with nothing
+/// above it, the frame is one copy of that damage from the client's buffer.
+/// Other renderers, scaled or rotated outputs: wlr_scene_output_commit.
+bool carrel_scene_output_commit_frame(struct wlr_scene_output *scene_output);
+#endif
+
+#endif

@@ -1,0 +1,274 @@
+#include "carrel-shim-scene-frame.h"
+
+#if WLR_VERSION_MINOR < 17
+
+#include <pixman.h>
+#include <wlr/render/pixman.h>
+#include <wlr/util/box.h>
+#include <wlr/util/region.h>
+
+// DRM fourccs, spelled out to avoid depending on drm_fourcc.h.
+#define CARREL_FOURCC(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
+
+// wlroots 0.15's scene clears every damaged rectangle, then draws each node
+// with a transformed, masked OVER; with an opaque client over the damage both
+// are wasted work. Only opacity the pixel format guarantees counts (XRGB, a
+// solid colour), never a client's declared opaque region: a client lying
+// about it would blend stale pixels of the previous frame, which may be a
+// window a session has since hidden.
+
+// The box of an enabled node in output-local coordinates, walked in the
+// order the scene renders (bottom first).
+typedef void (*node_visitor)(struct wlr_scene_node *node, const struct wlr_box *box, void *data);
+
+static void node_size(struct wlr_scene_node *node, int *width, int *height) {
+    *width = 0, *height = 0;
+    switch (node->type) {
+    case WLR_SCENE_NODE_SURFACE:;
+        struct wlr_surface *surface = wlr_scene_surface_from_node(node)->surface;
+        *width = surface->current.width, *height = surface->current.height;
+        break;
+    case WLR_SCENE_NODE_RECT:;
+        struct wlr_scene_rect *rect = (struct wlr_scene_rect *)node;
+        *width = rect->width, *height = rect->height;
+        break;
+    case WLR_SCENE_NODE_BUFFER:;
+        struct wlr_scene_buffer *buffer = (struct wlr_scene_buffer *)node;
+        if (buffer->dst_width > 0 && buffer->dst_height > 0) {
+            *width = buffer->dst_width, *height = buffer->dst_height;
+        } else if (buffer->transform & WL_OUTPUT_TRANSFORM_90) {
+            *width = buffer->buffer->height, *height = buffer->buffer->width;
+        } else {
+            *width = buffer->buffer->width, *height = buffer->buffer->height;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static void visit_nodes(struct wlr_scene_node *node, int x, int y, node_visitor visit, void *data) {
+    if (!node->state.enabled) {
+        return;
+    }
+    x += node->state.x, y += node->state.y;
+    struct wlr_box box = {.x = x, .y = y};
+    node_size(node, &box.width, &box.height);
+    if (box.width > 0 && box.height > 0) {
+        visit(node, &box, data);
+    }
+    struct wlr_scene_node *child;
+    wl_list_for_each(child, &node->state.children, state.link) {
+        visit_nodes(child, x, y, visit, data);
+    }
+}
+
+// What wlroots' direct scan-out needs: exactly one node on the output, and it
+// covers the output exactly.
+struct scanout_check {
+    struct wlr_box output_box;
+    int visible;
+    bool exact;
+};
+
+static void check_scanout(struct wlr_scene_node *node, const struct wlr_box *box, void *data) {
+    struct scanout_check *check = data;
+    struct wlr_box overlap;
+    if (!wlr_box_intersection(&overlap, &check->output_box, box)) {
+        return;
+    }
+    check->visible++;
+    check->exact = box->x == check->output_box.x && box->y == check->output_box.y &&
+                   box->width == check->output_box.width && box->height == check->output_box.height;
+}
+
+// The client buffer a surface shows, when it is drawn pixel for pixel with a
+// format that has no alpha: its wl_shm buffer, and the pixman format to read
+// it as. NULL otherwise (then wlroots draws it).
+static struct wlr_buffer *opaque_source(struct wlr_surface *surface, const struct wlr_box *box,
+                                        pixman_format_code_t *format) {
+    struct wlr_texture *texture = wlr_surface_get_texture(surface);
+    if (texture == NULL || !wlr_texture_is_opaque(texture) || surface->buffer == NULL ||
+        surface->buffer->source == NULL || surface->current.transform != WL_OUTPUT_TRANSFORM_NORMAL ||
+        surface->current.viewport.has_src || surface->current.viewport.has_dst ||
+        (int)texture->width != box->width || (int)texture->height != box->height) {
+        return NULL;
+    }
+    // A DRM fourcc (wlroots converts wl_shm's).
+    switch (surface->buffer->shm_source_format) {
+    case CARREL_FOURCC('X', 'R', '2', '4'): *format = PIXMAN_x8r8g8b8; break;
+    case CARREL_FOURCC('X', 'B', '2', '4'): *format = PIXMAN_x8b8g8r8; break;
+    default: return NULL;
+    }
+    return surface->buffer->source;
+}
+
+struct frame_plan {
+    pixman_region32_t opaque;          // painted in full by some node
+    struct wlr_scene_node *top;         // the last node drawn over the damage
+    struct wlr_box top_box;
+    const pixman_region32_t *damage;
+};
+
+static void plan_node(struct wlr_scene_node *node, const struct wlr_box *box, void *data) {
+    struct frame_plan *plan = data;
+    bool opaque = false;
+    if (node->type == WLR_SCENE_NODE_SURFACE) {
+        pixman_format_code_t format;
+        opaque = opaque_source(wlr_scene_surface_from_node(node)->surface, box, &format) != NULL;
+    } else if (node->type == WLR_SCENE_NODE_RECT) {
+        opaque = ((struct wlr_scene_rect *)node)->color[3] >= 1.0f;
+    }
+    if (opaque) {
+        pixman_region32_union_rect(&plan->opaque, &plan->opaque, box->x, box->y, box->width, box->height);
+    }
+    pixman_box32_t extents = {box->x, box->y, box->x + box->width, box->y + box->height};
+    pixman_region32_t overlap;
+    pixman_region32_init_rects(&overlap, &extents, 1);
+    pixman_region32_intersect(&overlap, &overlap, (pixman_region32_t *)plan->damage);
+    if (pixman_region32_not_empty(&overlap)) {
+        plan->top = node;
+        plan->top_box = *box;
+    }
+    pixman_region32_fini(&overlap);
+}
+
+// Copies `damage` (inside `box`) from the client's pixels to the output's
+// image: pixman's SRC of an XRGB image without transform is a plain copy of
+// each row (SSE2), which one frame of a redrawn full-screen client spends
+// nearly all its time in, bound by memory bandwidth. (Non-temporal stores,
+// tried, measured no faster.)
+static bool copy_damage(pixman_image_t *target, pixman_format_code_t format, void *data, size_t stride,
+                        const struct wlr_box *box, pixman_region32_t *damage) {
+    pixman_image_t *image = pixman_image_create_bits_no_clear(format, box->width, box->height, data, (int)stride);
+    if (image == NULL) {
+        return false;
+    }
+    pixman_image_set_clip_region32(target, damage);
+    pixman_image_composite32(PIXMAN_OP_SRC, image, NULL, target, 0, 0, 0, 0, box->x, box->y, box->width, box->height);
+    pixman_image_set_clip_region32(target, NULL);
+    pixman_image_unref(image);
+    return true;
+}
+
+// Copies `damage` of the top surface's buffer into the output's image; false
+// when the buffer could not be read (then wlroots draws the frame).
+static bool copy_top_surface(struct wlr_renderer *renderer, struct wlr_surface *surface,
+                             const struct wlr_box *box, pixman_region32_t *damage) {
+    pixman_format_code_t format;
+    struct wlr_buffer *source = opaque_source(surface, box, &format);
+    pixman_image_t *target = wlr_pixman_renderer_get_current_image(renderer);
+    void *data;
+    uint32_t drm_format;
+    size_t stride;
+    if (source == NULL || target == NULL ||
+        !wlr_buffer_begin_data_ptr_access(source, WLR_BUFFER_DATA_PTR_ACCESS_READ, &data, &drm_format, &stride)) {
+        return false;
+    }
+    // The pixels as the buffer says they are now (a pool may have been resized).
+    bool copied = drm_format == surface->buffer->shm_source_format && stride >= (size_t)box->width * 4 &&
+                  copy_damage(target, format, data, stride, box, damage);
+    wlr_buffer_end_data_ptr_access(source);
+    return copied;
+}
+
+static void clear_region(struct wlr_renderer *renderer, pixman_region32_t *region) {
+    static const float black[4] = {0.0f, 0.0f, 0.0f, 1.0f};
+    int count;
+    pixman_box32_t *rects = pixman_region32_rectangles(region, &count);
+    for (int i = 0; i < count; i++) {
+        struct wlr_box box = {rects[i].x1, rects[i].y1, rects[i].x2 - rects[i].x1, rects[i].y2 - rects[i].y1};
+        wlr_renderer_scissor(renderer, &box);
+        wlr_renderer_clear(renderer, black);
+    }
+    wlr_renderer_scissor(renderer, NULL);
+}
+
+bool carrel_scene_output_commit_frame(struct wlr_scene_output *scene_output) {
+    struct wlr_output *output = scene_output->output;
+    struct wlr_renderer *renderer = output->renderer;
+    struct wlr_scene *scene = scene_output->scene;
+    if (renderer == NULL || !wlr_renderer_is_pixman(renderer) || output->scale != 1.0f ||
+        output->transform != WL_OUTPUT_TRANSFORM_NORMAL) {
+        return wlr_scene_output_commit(scene_output);
+    }
+    // One node exactly over the output may be scanned out: wlroots decides.
+    struct scanout_check check = {.output_box = {0, 0, output->width, output->height}};
+    visit_nodes(&scene->node, -scene_output->x, -scene_output->y, check_scanout, &check);
+    if (check.visible == 1 && check.exact) {
+        return wlr_scene_output_commit(scene_output);
+    }
+    if (scene_output->prev_scanout) {
+        // Leaving direct scan-out: the output's own buffers are stale.
+        wlr_output_damage_add_whole(scene_output->damage);
+        scene_output->prev_scanout = false;
+    }
+
+    bool needs_frame;
+    pixman_region32_t damage;
+    pixman_region32_init(&damage);
+    if (!wlr_output_damage_attach_render(scene_output->damage, &needs_frame, &damage)) {
+        pixman_region32_fini(&damage);
+        return false;
+    }
+    if (!needs_frame) {
+        pixman_region32_fini(&damage);
+        wlr_output_rollback(output);
+        return true;
+    }
+    // New buffers become textures before rendering begins, as in wlroots'
+    // commit: a buffer first imported inside the render pass is not drawn.
+    struct wlr_scene_buffer *pending, *next;
+    wl_list_for_each_safe(pending, next, &scene->pending_buffers, pending_link) {
+        if (pending->texture == NULL && wlr_client_buffer_get(pending->buffer) == NULL) {
+            pending->texture = wlr_texture_from_buffer(renderer, pending->buffer);
+        }
+        wl_list_remove(&pending->pending_link);
+        wl_list_init(&pending->pending_link);
+    }
+
+    struct frame_plan plan = {.damage = &damage};
+    pixman_region32_init(&plan.opaque);
+    visit_nodes(&scene->node, -scene_output->x, -scene_output->y, plan_node, &plan);
+
+    wlr_renderer_begin(renderer, output->width, output->height);
+    bool copied = false;
+    if (plan.top != NULL && plan.top->type == WLR_SCENE_NODE_SURFACE) {
+        // The whole damage lies inside the top node: if it is opaque, it
+        // alone decides every damaged pixel.
+        pixman_region32_t beyond;
+        pixman_region32_init_rect(&beyond, plan.top_box.x, plan.top_box.y, plan.top_box.width, plan.top_box.height);
+        pixman_region32_subtract(&beyond, &damage, &beyond);
+        bool inside = !pixman_region32_not_empty(&beyond);
+        pixman_region32_fini(&beyond);
+        struct wlr_scene_surface *top = wlr_scene_surface_from_node(plan.top);
+        if (inside && copy_top_surface(renderer, top->surface, &plan.top_box, &damage)) {
+            copied = true;
+            if (scene->presentation != NULL && top->primary_output == output) {
+                wlr_presentation_surface_sampled_on_output(scene->presentation, top->surface, output);
+            }
+        }
+    }
+    if (!copied) {
+        pixman_region32_t uncovered;
+        pixman_region32_init(&uncovered);
+        pixman_region32_subtract(&uncovered, &damage, &plan.opaque);
+        clear_region(renderer, &uncovered);
+        pixman_region32_fini(&uncovered);
+        wlr_scene_render_output(scene, output, scene_output->x, scene_output->y, &damage);
+    }
+    wlr_output_render_software_cursors(output, &damage);
+    wlr_renderer_end(renderer);
+    pixman_region32_fini(&plan.opaque);
+    pixman_region32_fini(&damage);
+
+    // The frame's damage, as wlroots reports it (the output is untransformed).
+    pixman_region32_t frame_damage;
+    pixman_region32_init(&frame_damage);
+    pixman_region32_copy(&frame_damage, &scene_output->damage->current);
+    wlr_output_set_damage(output, &frame_damage);
+    pixman_region32_fini(&frame_damage);
+    return wlr_output_commit(output);
+}
+
+#endif
