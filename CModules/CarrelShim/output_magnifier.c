@@ -1,12 +1,12 @@
 #include "carrel-shim-output-magnifier.h"
+#include "carrel-shim-scene-frame.h"
+#include "drm_fourcc_internal.h"
 #include "log_internal.h"
 
 #include <pixman.h>
 #include <wlr/render/pixman.h>
 #include <wlr/util/log.h>
 
-// DRM fourccs, spelled out to avoid depending on drm_fourcc.h.
-#define CARREL_FOURCC(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
 
 bool carrel_magnifier_can_draw(struct wlr_renderer *renderer) {
     return renderer != NULL && wlr_renderer_is_pixman(renderer);
@@ -98,6 +98,7 @@ bool carrel_scene_output_commit_magnified(struct wlr_scene_output *scene_output,
     if (!wlr_output_attach_render(output, NULL)) {
         return false;
     }
+    carrel_scene_import_pending(scene_output->scene, renderer);
     wlr_renderer_begin(renderer, output->width, output->height);
     static const float black[4] = {0.0f, 0.0f, 0.0f, 1.0f};
     wlr_renderer_clear(renderer, black);

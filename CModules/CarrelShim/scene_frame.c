@@ -1,14 +1,14 @@
 #include "carrel-shim-scene-frame.h"
+#include "drm_fourcc_internal.h"
 
 #if WLR_VERSION_MINOR < 17
 
 #include <pixman.h>
+#include <wlr/backend/headless.h>
 #include <wlr/render/pixman.h>
 #include <wlr/util/box.h>
 #include <wlr/util/region.h>
 
-// DRM fourccs, spelled out to avoid depending on drm_fourcc.h.
-#define CARREL_FOURCC(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
 
 // wlroots 0.15's scene clears every damaged rectangle, then draws each node
 // with a transformed, masked OVER; with an opaque client over the damage both
@@ -184,6 +184,17 @@ static void clear_region(struct wlr_renderer *renderer, pixman_region32_t *regio
     wlr_renderer_scissor(renderer, NULL);
 }
 
+void carrel_scene_import_pending(struct wlr_scene *scene, struct wlr_renderer *renderer) {
+    struct wlr_scene_buffer *pending, *next;
+    wl_list_for_each_safe(pending, next, &scene->pending_buffers, pending_link) {
+        if (pending->texture == NULL && wlr_client_buffer_get(pending->buffer) == NULL) {
+            pending->texture = wlr_texture_from_buffer(renderer, pending->buffer);
+        }
+        wl_list_remove(&pending->pending_link);
+        wl_list_init(&pending->pending_link);
+    }
+}
+
 bool carrel_scene_output_commit_frame(struct wlr_scene_output *scene_output) {
     struct wlr_output *output = scene_output->output;
     struct wlr_renderer *renderer = output->renderer;
@@ -193,9 +204,12 @@ bool carrel_scene_output_commit_frame(struct wlr_scene_output *scene_output) {
         return wlr_scene_output_commit(scene_output);
     }
     // One node exactly over the output may be scanned out: wlroots decides.
+    // Only the headless backend can take a wl_shm client's buffer as it is;
+    // X11 and DRM refuse it (no dmabuf) and wlroots would clear and blend the
+    // whole damage after the failed attempt, so there the copy below serves.
     struct scanout_check check = {.output_box = {0, 0, output->width, output->height}};
     visit_nodes(&scene->node, -scene_output->x, -scene_output->y, check_scanout, &check);
-    if (check.visible == 1 && check.exact) {
+    if (check.visible == 1 && check.exact && wlr_output_is_headless(output)) {
         return wlr_scene_output_commit(scene_output);
     }
     if (scene_output->prev_scanout) {
@@ -216,16 +230,7 @@ bool carrel_scene_output_commit_frame(struct wlr_scene_output *scene_output) {
         wlr_output_rollback(output);
         return true;
     }
-    // New buffers become textures before rendering begins, as in wlroots'
-    // commit: a buffer first imported inside the render pass is not drawn.
-    struct wlr_scene_buffer *pending, *next;
-    wl_list_for_each_safe(pending, next, &scene->pending_buffers, pending_link) {
-        if (pending->texture == NULL && wlr_client_buffer_get(pending->buffer) == NULL) {
-            pending->texture = wlr_texture_from_buffer(renderer, pending->buffer);
-        }
-        wl_list_remove(&pending->pending_link);
-        wl_list_init(&pending->pending_link);
-    }
+    carrel_scene_import_pending(scene, renderer);
 
     struct frame_plan plan = {.damage = &damage};
     pixman_region32_init(&plan.opaque);

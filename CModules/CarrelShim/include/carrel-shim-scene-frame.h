@@ -14,6 +14,11 @@
 /// above it, the frame is one copy of that damage from the client's buffer.
 /// Other renderers, scaled or rotated outputs: wlr_scene_output_commit.
 bool carrel_scene_output_commit_frame(struct wlr_scene_output *scene_output);
+
+/// New scene buffers (prompts, banners) become textures before rendering
+/// begins, as wlr_scene_output_commit does; every 0.15 frame path of
+/// Carrel's calls it before wlr_renderer_begin.
+void carrel_scene_import_pending(struct wlr_scene *scene, struct wlr_renderer *renderer);
 #endif
 
 #endif
