@@ -119,14 +119,8 @@ final class AppProcess {
             posix_spawn_file_actions_adddup2(&actions, fd, fd)
         }
         var pid: pid_t = 0
-        let result = withCleanSpawnAttributes { attributes in
-            if ownProcessGroup {
-                var flags: Int16 = 0
-                posix_spawnattr_getflags(&attributes, &flags)
-                posix_spawnattr_setflags(&attributes, flags | Int16(POSIX_SPAWN_SETPGROUP))
-                posix_spawnattr_setpgroup(&attributes, 0)
-            }
-            return posix_spawnp(&pid, command[0], &actions, &attributes, argv, envp)
+        let result = withCleanSpawnAttributes(ownProcessGroup: ownProcessGroup) { attributes in
+            posix_spawnp(&pid, command[0], &actions, &attributes, argv, envp)
         }
         guard result == 0 else { throw SpawnFailure(program: command[0], reason: SystemError.describe(result)) }
         return pid
@@ -149,8 +143,8 @@ final class AppProcess {
             return
         }
         kill(leadsGroup ? -pid : pid, SIGTERM)
-        let deadline = Self.monotonicSeconds() + grace
-        while Self.monotonicSeconds() < deadline {
+        let deadline = monotonicSeconds() + grace
+        while monotonicSeconds() < deadline {
             if reap() != nil {
                 endGroup()
                 return
@@ -171,11 +165,6 @@ final class AppProcess {
         kill(-pid, SIGKILL)
     }
 
-    private static func monotonicSeconds() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-    }
 }
 
 enum ProcessEnvironment {

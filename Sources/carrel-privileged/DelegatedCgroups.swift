@@ -47,13 +47,13 @@ struct DelegatedCgroups {
         if kill {
             for name in names { _ = Self.write("1", to: "\(subtreePath)/\(name)/cgroup.kill") }
         }
-        let deadline = BoundedRun.monotonic() + (kill ? bound : 0)
+        let deadline = monotonicSeconds() + (kill ? bound : 0)
         var left = names
         repeat {
             left = left.filter { rmdir("\(subtreePath)/\($0)") != 0 && errno != ENOENT }
             if left.isEmpty { break }
             usleep(20_000)
-        } while BoundedRun.monotonic() < deadline
+        } while monotonicSeconds() < deadline
         return left.map { "\(subtreePath)/\($0) still has processes" }
     }
 

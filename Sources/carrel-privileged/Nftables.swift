@@ -1,4 +1,5 @@
 import CarrelCore
+import CarrelSystem
 
 /// Carrel's nftables table, loaded only from `NetworkRuleset`, which the
 /// helper builds itself from the cgroups a request names.
@@ -12,13 +13,13 @@ struct Nftables {
         } catch {
             throw HelperError(error.description)
         }
-        let result = try BoundedRun.run(["nft", "-f", "-"], input: text)
+        let result = try Self.run(["nft", "-f", "-"], input: text)
         guard result.succeeded else { throw HelperError("nft could not load the ruleset: \(Self.firstLine(result.errors))") }
     }
 
     /// The table is there, lets exactly what was asked through, and drops the rest.
     func verify(exempt: [String]) throws(HelperError) {
-        let result = try BoundedRun.run(["nft", "list", "table", "inet", tableName])
+        let result = try Self.run(["nft", "list", "table", "inet", tableName])
         guard result.succeeded else {
             throw HelperError("the nftables table inet \(tableName) is gone (\(Self.firstLine(result.errors)))")
         }
@@ -30,13 +31,21 @@ struct Nftables {
     /// Deletes the table; true if there was one.
     @discardableResult
     func delete() throws(HelperError) -> Bool {
-        let listed = try BoundedRun.run(["nft", "list", "table", "inet", tableName])
+        let listed = try Self.run(["nft", "list", "table", "inet", tableName])
         guard listed.succeeded else { return false }
-        let result = try BoundedRun.run(["nft", "delete", "table", "inet", tableName])
+        let result = try Self.run(["nft", "delete", "table", "inet", tableName])
         guard result.succeeded else {
             throw HelperError("nft could not delete the table inet \(tableName): \(Self.firstLine(result.errors))")
         }
         return true
+    }
+
+    private static func run(_ argv: [String], input: String = "") throws(HelperError) -> BoundedCommand.Result {
+        do {
+            return try BoundedCommand.run(argv, input: input)
+        } catch {
+            throw HelperError("\(error.description) (install nftables)")
+        }
     }
 
     static func firstLine(_ text: String) -> String {

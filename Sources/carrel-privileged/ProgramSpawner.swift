@@ -51,19 +51,10 @@ struct ProgramSpawner {
         // dup2 clears close-on-exec on the copy (onto itself too, in glibc).
         posix_spawn_file_actions_adddup2(&actions, connection, Self.waylandFD)
         posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var emptySet = sigset_t()
-        sigemptyset(&emptySet)
-        posix_spawnattr_setsigmask(&attributes, &emptySet)
-        var defaults = sigset_t()
-        sigfillset(&defaults)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
         var pid: pid_t = 0
-        let result = posix_spawn(&pid, Self.setpriv, &actions, &attributes, cArgv, cEnv)
+        let result = withCleanSpawnAttributes(ownProcessGroup: true) { attributes in
+            posix_spawn(&pid, Self.setpriv, &actions, &attributes, cArgv, cEnv)
+        }
         guard result == 0 else {
             throw HelperError("could not start \(argv[0]) as \(user.name): \(Self.setpriv): \(SystemError.describe(result)) (install util-linux)")
         }

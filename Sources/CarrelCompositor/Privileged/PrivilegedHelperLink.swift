@@ -106,7 +106,7 @@ final class PrivilegedHelperLink {
             disconnect("the privileged helper at \(socketPath) went away (\(why))")
             throw ProviderError(problem!)
         }
-        let deadline = Self.now() + Self.answerTimeout
+        let deadline = monotonicSeconds() + Self.answerTimeout
         while true {
             while let reply = takeLine() {
                 guard reply.isAnswer else {
@@ -120,7 +120,7 @@ final class PrivilegedHelperLink {
                 case .exited: continue
                 }
             }
-            let left = deadline - Self.now()
+            let left = deadline - monotonicSeconds()
             guard left > 0 else {
                 disconnect("the privileged helper at \(socketPath) did not answer \(request.name) within \(Self.answerTimeout) s")
                 throw ProviderError(problem!)
@@ -134,7 +134,7 @@ final class PrivilegedHelperLink {
     /// Waits up to `timeout` seconds for program `id`'s `exited` event (other
     /// events are kept for the loop); its wait status, or nil.
     func awaitExit(of id: UInt64, timeout: Double) -> Int32? {
-        let deadline = Self.now() + timeout
+        let deadline = monotonicSeconds() + timeout
         while fd >= 0 {
             while let reply = takeLine() {
                 if case .exited(id, let status) = reply { return Int32(truncatingIfNeeded: status) }
@@ -143,7 +143,7 @@ final class PrivilegedHelperLink {
                     dispatchTimer?.arm(after: .milliseconds(1))
                 }
             }
-            let left = deadline - Self.now()
+            let left = deadline - monotonicSeconds()
             guard left > 0 else { return nil }
             var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             _ = poll(&entry, 1, Int32(left * 1000) + 1)
@@ -209,9 +209,4 @@ final class PrivilegedHelperLink {
         fd = -1
     }
 
-    private static func now() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-    }
 }

@@ -1,4 +1,5 @@
 import CarrelCore
+import CarrelSystem
 import Glibc
 
 /// Carrel's nftables table as the network provider uses it: loaded with

@@ -1,20 +1,20 @@
-import CarrelSystem
 import Glibc
 
 /// Runs a helper program (nft) with text on its stdin and a time bound:
-/// past `timeout` seconds it is killed and the run counts as failed.
-struct BoundedCommand {
-    struct Result {
-        var status: Int32
-        var output: String
-        var errors: String
-        var succeeded: Bool { status == 0 }
+/// past `timeout` seconds it is killed and the run counts as failed. Used by
+/// the compositor's in-process network table and by the privileged helper.
+public struct BoundedCommand {
+    public struct Result {
+        public var status: Int32
+        public var output: String
+        public var errors: String
+        public var succeeded: Bool { status == 0 }
     }
 
-    enum Failure: Error, CustomStringConvertible {
+    public enum Failure: Error, CustomStringConvertible {
         case launch(String, String)
         case timedOut(String, Double)
-        var description: String {
+        public var description: String {
             switch self {
             case .launch(let program, let reason): return "could not run \(program): \(reason)"
             case .timedOut(let program, let seconds): return "\(program) did not finish within \(seconds) s and was killed"
@@ -23,12 +23,12 @@ struct BoundedCommand {
     }
 
     /// Runs `argv` (program looked up in PATH, then /usr/sbin and /sbin).
-    static func run(_ argv: [String], input: String = "", timeout: Double = 5.0) throws(Failure) -> Result {
+    public static func run(_ argv: [String], input: String = "", timeout: Double = 5.0) throws(Failure) -> Result {
         var stdinPipe: [Int32] = [-1, -1], stdoutPipe: [Int32] = [-1, -1], stderrPipe: [Int32] = [-1, -1]
         guard pipe(&stdinPipe) == 0, pipe(&stdoutPipe) == 0, pipe(&stderrPipe) == 0 else {
             throw .launch(argv[0], SystemError.current)
         }
-        // Not inherited by the app or anything else Carrel starts.
+        // Not inherited by anything else the process starts.
         for fd in stdinPipe + stdoutPipe + stderrPipe { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -60,11 +60,11 @@ struct BoundedCommand {
 
         var output: [UInt8] = [], errors: [UInt8] = []
         var open = [stdoutPipe[0], stderrPipe[0]]
-        let deadline = monotonic() + timeout
+        let deadline = monotonicSeconds() + timeout
         var status: Int32 = 0
         var reaped = false
         while true {
-            let left = deadline - monotonic()
+            let left = deadline - monotonicSeconds()
             if left <= 0 {
                 kill(pid, SIGKILL)
                 waitpid(pid, &status, 0)
@@ -109,9 +109,4 @@ struct BoundedCommand {
         return program
     }
 
-    private static func monotonic() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-    }
 }
