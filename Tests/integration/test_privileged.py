@@ -36,7 +36,7 @@ import pytest
 
 import carrel_harness as h
 from test_assessment import INTEGRITY, World, client_python, pywayland_protocols  # noqa: F401 (fixtures)
-from test_providers import NETPROBE, PORT, SYSTEM_PYTHON, Namespace, begin_session, run, start_server, tool
+from test_providers import NETPROBE, PORT, SYSTEM_PYTHON, Namespace, app_connect, begin_session, run, start_server, tool
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="privilege separation needs root "
                                 "(users, network namespaces, nftables, cgroups)")
@@ -173,21 +173,7 @@ class PrivilegedWorld(World):
         return self.carrel.stderr_path.read_text(errors="replace")
 
     def app_connect(self) -> str:
-        self.requests += 1
-        tag = f"r{self.requests}"
-        with open(self.fifo, "w") as f:
-            f.write(f"connect {PORT} {tag}\n")
-
-        def answered():
-            if not self.results.exists():
-                return None
-            for line in self.results.read_text().splitlines():
-                if line.startswith(tag + " "):
-                    return line[len(tag) + 1:]
-            return None
-        outcome = h.wait_until(answered, 10)
-        assert outcome, f"the app did not answer request {tag}\n{self.carrel.evidence()}"
-        return outcome
+        return app_connect(self)
 
 
 def status_fields(pid: int) -> dict:

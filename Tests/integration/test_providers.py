@@ -142,21 +142,7 @@ class NetWorld(World):
 
     def app_connect(self) -> str:
         """A connection attempt by carrel's app (inside the session's cgroup)."""
-        self.requests += 1
-        tag = f"r{self.requests}"
-        with open(self.fifo, "w") as f:
-            f.write(f"connect {PORT} {tag}\n")
-
-        def answered():
-            if not self.results.exists():
-                return None
-            for line in self.results.read_text().splitlines():
-                if line.startswith(tag + " "):
-                    return line[len(tag) + 1:]
-            return None
-        outcome = h.wait_until(answered, 10)
-        assert outcome, f"the app did not answer request {tag}\n{self.carrel.evidence()}"
-        return outcome
+        return app_connect(self)
 
 
 def start_server(ns: Namespace, procs, logdir) -> None:
@@ -682,3 +668,23 @@ def participant_cgroups(name: str) -> list:
         if any(e.startswith(b"WAYLAND_DISPLAY=") and e.endswith(f"/participant-{name}".encode()) for e in environ):
             found += [line[3:] for line in cgroup.splitlines() if line.startswith("0::")]
     return found
+
+
+def app_connect(world) -> str:
+    """A connection attempt by a world's app, which reads `connect PORT TAG` lines
+    from `world.fifo` and writes `TAG ok|fail WHY` lines to `world.results`."""
+    world.requests += 1
+    tag = f"r{world.requests}"
+    with open(world.fifo, "w") as f:
+        f.write(f"connect {PORT} {tag}\n")
+
+    def answered():
+        if not world.results.exists():
+            return None
+        for line in world.results.read_text().splitlines():
+            if line.startswith(tag + " "):
+                return line[len(tag) + 1:]
+        return None
+    outcome = h.wait_until(answered, 10)
+    assert outcome, f"the app did not answer request {tag}\n{world.carrel.evidence()}"
+    return outcome
