@@ -1,5 +1,6 @@
 import CarrelAudit
 import CarrelCore
+import CarrelShim
 import CarrelSystem
 import Glibc
 import Logging
