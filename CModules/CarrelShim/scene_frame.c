@@ -276,4 +276,43 @@ bool carrel_scene_output_commit_frame(struct wlr_scene_output *scene_output) {
     return wlr_output_commit(output);
 }
 
+static void note_content(struct wlr_scene_node *node, const struct wlr_box *box, void *data) {
+    (void)node, (void)box;
+    *(bool *)data = true;
+}
+
+bool carrel_scene_has_content(struct wlr_scene *scene) {
+    bool found = false;
+    visit_nodes(&scene->node, 0, 0, note_content, &found);
+    return found;
+}
+
+#else
+
+static bool node_has_content(struct wlr_scene_node *node) {
+    if (!node->enabled) {
+        return false;
+    }
+    switch (node->type) {
+    case WLR_SCENE_NODE_TREE:;
+        struct wlr_scene_node *child;
+        wl_list_for_each(child, &wlr_scene_tree_from_node(node)->children, link) {
+            if (node_has_content(child)) {
+                return true;
+            }
+        }
+        return false;
+    case WLR_SCENE_NODE_RECT:;
+        struct wlr_scene_rect *rect = wlr_scene_rect_from_node(node);
+        return rect->width > 0 && rect->height > 0;
+    case WLR_SCENE_NODE_BUFFER:
+        return wlr_scene_buffer_from_node(node)->buffer != NULL;
+    }
+    return false;
+}
+
+bool carrel_scene_has_content(struct wlr_scene *scene) {
+    return node_has_content(&scene->tree.node);
+}
+
 #endif

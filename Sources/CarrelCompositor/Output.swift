@@ -1,3 +1,4 @@
+import CarrelCore
 import CarrelShim
 import Logging
 
@@ -11,18 +12,28 @@ final class Output {
     /// restrictions in place; `armed` once such a frame was committed.
     private var presentRequested = false
     private var presentArmed = false
+    /// Whether a frame of the scene was committed here, and whether before
+    /// that the screen was black already (`OutputFrame`).
+    private var sceneFrameShown = false
+    private let screenBlack: Bool
+    /// Offers a frame again while the scene is empty (`OutputFrame.awaitContent`).
+    private var awaitingContent: EventLoopTimer?
 
     /// The policy's curtain colour over this output during a session (when
     /// not the primary).
     private let curtain: UnsafeMutablePointer<wlr_scene_rect>
 
-    init(_ wlrOutput: UnsafeMutablePointer<wlr_output>, server: Server) {
+    init(_ wlrOutput: UnsafeMutablePointer<wlr_output>, server: Server, screenBlack: Bool) {
         self.wlrOutput = wlrOutput
         self.server = server
+        self.screenBlack = screenBlack
         // The policy's `[outputs] curtain_colour`; it changes only with a restart.
         var colour = server.policy.outputs.curtainComponents
         curtain = WlrootsVersion.createRect(in: server.curtainLayer, width: 0, height: 0, colour: &colour)
         wlr_scene_node_set_enabled(&curtain.pointee.node, false)
+        awaitingContent = EventLoopTimer(loop: wl_display_get_event_loop(server.display)) { [unowned self] in
+            wlr_output_schedule_frame(self.wlrOutput)
+        }
         listeners.on(&wlrOutput.pointee.events.frame) { [unowned self] _ in handleFrame() }
         listeners.on(&wlrOutput.pointee.events.present) { [unowned self] data in
             let event = data!.assumingMemoryBound(to: wlr_output_event_present.self).pointee
@@ -60,27 +71,41 @@ final class Output {
             fatalError("hidden window enabled in a rendered frame")
         }
         #endif
-        // A frame waiting for the composing app's redraw goes when it comes
-        // (or at a short deadline); a session's first frame never waits.
-        if !presentRequested, server.textInput?.holdsFrames == true { return }
+        let decision = OutputFrame.decide(
+            sessionFrameRequested: presentRequested, heldForComposition: server.textInput?.holdsFrames == true,
+            damaged: WlrootsVersion.hasPendingDamage(sceneOutput), frameWanted: server.captureWaiting,
+            sceneFrameShown: sceneFrameShown,
+            screenBlack: screenBlack, sceneHasContent: carrel_scene_has_content(server.scene))
+        if decision == .hold { return }
         defer { server.textInput?.frameRendered() }
-        if presentRequested {
-            // Armed before committing: some backends present synchronously.
-            presentRequested = false
-            presentArmed = true
-        } else if !WlrootsVersion.hasPendingDamage(sceneOutput) {
-            // Nothing changed: no rendering, but clients still get their
-            // frame callbacks so they keep their own pace.
-            var now = carrel_now()
-            wlr_scene_output_send_frame_done(sceneOutput, &now)
-            return
+        if decision == .awaitContent {
+            awaitingContent?.arm(after: .milliseconds(Self.refreshMilliseconds(wlrOutput)))
+        } else if decision == .render {
+            awaitingContent?.disarm()
+            if presentRequested {
+                // Armed before committing: some backends present synchronously.
+                presentRequested = false
+                presentArmed = true
+            }
+            if commit(sceneOutput) {
+                sceneFrameShown = true
+            } else {
+                // Tried again at the next frame, whatever its damage.
+                presentArmed = false
+                presentRequested = true
+            }
         }
-        if !commit(sceneOutput) {
-            presentArmed = false
-            presentRequested = true
-        }
+        // Clients get their frame callbacks whether or not anything was
+        // rendered, so they keep their own pace.
         var now = carrel_now()
         wlr_scene_output_send_frame_done(sceneOutput, &now)
+    }
+
+    /// The output's refresh period in whole milliseconds (16 when it has
+    /// no refresh rate, as nested and headless outputs may not).
+    private static func refreshMilliseconds(_ output: UnsafeMutablePointer<wlr_output>) -> Int {
+        let millihertz = Int(output.pointee.refresh)
+        return millihertz > 0 ? max(1, 1_000_000 / millihertz) : 16
     }
 
     /// Commits the scene as it is, or through the magnifier while Core has
@@ -101,6 +126,7 @@ final class Output {
     }
 
     private func handleDestroy() {
+        awaitingContent = nil
         wlr_scene_node_destroy(&curtain.pointee.node)
         listeners.disconnectAll()
         server.outputDestroyed(self)

@@ -26,6 +26,11 @@ public final class Server {
     private(set) var assessment: AssessmentService!
     /// wlroots' screencopy, when the policy enables capture outside sessions.
     private(set) var screencopy: UnsafeMutablePointer<wlr_screencopy_manager_v1>?
+    /// Whether a capture client waits for an output's next frame.
+    var captureWaiting: Bool {
+        guard let screencopy else { return false }
+        return wl_list_empty(&screencopy.pointee.frames) == 0
+    }
     private var controlSocket: ControlSocket?
     /// Every decision that combines sessions, modes, keys and windows.
     private(set) var desk: Desk
@@ -474,12 +479,22 @@ public final class Server {
 
     private func handleNewOutput(_ wlrOutput: UnsafeMutablePointer<wlr_output>) {
         wlr_output_init_render(wlrOutput, allocator, renderer)
-        guard WlrootsVersion.enableOutput(wlrOutput, width: Int32(options.windowSize.width),
-                                          height: Int32(options.windowSize.height)) else {
+        // Whether wlroots lit the output with a black buffer of its own
+        // (it does where a mode cannot be set without one).
+        var litWithBuffer = false
+        var enabling = ListenerBag()
+        enabling.on(&wlrOutput.pointee.events.commit) { data in
+            if WlrootsVersion.commitCarriesBuffer(data!) { litWithBuffer = true }
+        }
+        let enabled = WlrootsVersion.enableOutput(wlrOutput, width: Int32(options.windowSize.width),
+                                                  height: Int32(options.windowSize.height))
+        enabling.disconnectAll()
+        guard enabled else {
             logger.error("output \(String(cString: wlrOutput.pointee.name)) could not be enabled")
             return
         }
-        let output = Output(wlrOutput, server: self)
+        // No screen to show anything on: as good as black.
+        let output = Output(wlrOutput, server: self, screenBlack: litWithBuffer || wlr_output_is_headless(wlrOutput))
         outputs.append(output)
         WlrootsVersion.addOutput(wlrOutput, to: outputLayout, scene: scene, sceneLayout: sceneLayout)
         logger.info("output \(output.name) \(wlrOutput.pointee.width)x\(wlrOutput.pointee.height)")

@@ -25,8 +25,9 @@ TOLERANCE = 4
 HALF = 10  # checks a 21x21 square around each point
 
 
-def start_xvfb(procs, logdir, logs, screen=SCREEN) -> str:
-    """Starts Xvfb on a display it picks itself (-displayfd); returns ':N'."""
+def start_xvfb(procs, logdir, logs, screen=SCREEN, extra=()) -> str:
+    """Starts Xvfb on a display it picks itself (-displayfd); returns ':N'.
+    `extra`: more Xvfb options (e.g. -wr, a white root window)."""
     if shutil.which("Xvfb") is None:
         pytest.skip("Xvfb is not installed (Debian package xvfb)")
     log = logdir / "xvfb.log"
@@ -36,7 +37,7 @@ def start_xvfb(procs, logdir, logs, screen=SCREEN) -> str:
         with open(log, "wb") as err:
             proc = procs.spawn("Xvfb", ["Xvfb", "-displayfd", str(w), "-screen", "0",
                                         f"{screen[0]}x{screen[1]}x24", "-nolisten", "tcp",
-                                        "-noreset"],
+                                        "-noreset", *extra],
                                env=h.clean_env(), stderr=err, stdout=err, pass_fds=(w,))
     finally:
         os.close(w)
@@ -112,6 +113,46 @@ def test_app_colour_fills_the_screen_as_x_shows_it(carrel, paint_bin, procs, log
                 f"(±{TOLERANCE}); {len(bad)} of {len(POINTS) * (2 * HALF + 1) ** 2} pixels "
                 f"differ, e.g. {bad[:3]}; "
                 f"screenshot: {png}\ncarrel alive: {c.alive()}\n{c.evidence()}")
+    assert c.alive(), c.evidence()
+    c.signal(15)
+    assert c.wait_exit() == 0, c.evidence()
+
+
+def test_before_the_app_draws_the_output_is_black_not_what_was_behind_it(carrel, procs, logdir, logs,
+                                                                          artifacts_dir):
+    """Carrel commits no frame of its own while its scene is empty (the
+    app's first buffer then shows without waiting a refresh period); what
+    a person sees meanwhile is the black wlroots lights the output with,
+    never the screen behind it."""
+    # A white root window: what was on the screen before Carrel.
+    display = start_xvfb(procs, logdir, logs, extra=("-wr",))
+
+    def not_black(image):
+        return [(xy, rgb) for cx, cy in POINTS for xy, rgb in image.region(cx, cy, HALF)
+                if any(v > TOLERANCE for v in rgb)]
+
+    # The check can fail: the bare X screen is white there.
+    before = screenshot(display)
+    assert len(not_black(before)) == len(POINTS) * (2 * HALF + 1) ** 2, \
+        "the bare X screen is not white around the points checked"
+
+    # An app that never connects: nothing but Carrel's own scene could draw.
+    c = carrel.start(app=["/bin/sleep", "60"], backend="x11", env={"DISPLAY": display})
+    last = [before]
+
+    def black():
+        last[0] = screenshot(display)
+        return not not_black(last[0])
+
+    ok = h.wait_until(black, 20, interval=0.25)
+    png = save(last[0], artifacts_dir, "visual-before-app")
+    assert ok, (f"within 20 s the squares around {POINTS} were not all black; e.g. {not_black(last[0])[:3]}; "
+                f"screenshot: {png}\n{c.evidence()}")
+    # And it stays black: nothing of the X screen shows through later.
+    time.sleep(1.0)
+    later = screenshot(display)
+    assert not not_black(later), (f"a second later the output was no longer black: {not_black(later)[:3]}; "
+                                  f"screenshot: {save(later, artifacts_dir, 'visual-before-app-later')}")
     assert c.alive(), c.evidence()
     c.signal(15)
     assert c.wait_exit() == 0, c.evidence()

@@ -2,7 +2,8 @@
 #define CARREL_SHIM_SCENE_FRAME_H
 
 // Rendering a scene output's frame with the pixman renderer on wlroots 0.15
-// without painting a pixel twice (scene_frame.c).
+// without painting a pixel twice, and whether a scene draws anything at all
+// (scene_frame.c).
 
 #include "carrel-shim-wlroots.h"
 
@@ -20,5 +21,10 @@ bool carrel_scene_output_commit_frame(struct wlr_scene_output *scene_output);
 /// Carrel's calls it before wlr_renderer_begin.
 void carrel_scene_import_pending(struct wlr_scene *scene, struct wlr_renderer *renderer);
 #endif
+
+/// Whether any enabled node of `scene` draws something: a surface or buffer
+/// node with a buffer, a rectangle with an area. An empty scene renders
+/// only the black clear colour.
+bool carrel_scene_has_content(struct wlr_scene *scene);
 
 #endif

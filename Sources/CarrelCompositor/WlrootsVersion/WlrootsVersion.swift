@@ -96,6 +96,16 @@ enum WlrootsVersion {
         #endif
     }
 
+    /// Whether an output commit (its `commit` event's data) carried a buffer.
+    static func commitCarriesBuffer(_ data: UnsafeMutableRawPointer) -> Bool {
+        let event = data.assumingMemoryBound(to: wlr_output_event_commit.self).pointee
+        #if CARREL_WLROOTS_SINCE_0_17
+        return event.state.pointee.committed & WLR_OUTPUT_STATE_BUFFER.rawValue != 0
+        #else
+        return event.buffer != nil
+        #endif
+    }
+
     /// An output's box in layout coordinates, nil when it is not in the
     /// layout. (0.15 returns a pointer to an internal box; 0.16+ fills a
     /// caller's box, empty when the output is not in the layout.)
