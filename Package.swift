@@ -94,7 +94,7 @@ let package = Package(
             dependencies: ["CarrelProtocolCode", "CWlrootsLib", "CWaylandServerLib", "CXkbcommonLib", "CPixmanLib", "CSystemdLib"],
             path: "CModules/CarrelShim",
             sources: ["bridge.c", "memory_buffer.c", "wlroots_guards.c", "shm_pool_accounting.c", "audit_watch.c",
-                      "xdg_initial_configure.c", "output_magnifier.c", "scene_frame.c"],
+                      "xdg_initial_configure.c", "output_magnifier.c", "scene_frame.c", "text.c"],
             publicHeadersPath: "include",
             cSettings: wlrootsCSettings
         ),
@@ -133,7 +133,7 @@ let package = Package(
         .target(name: "CarrelSystem"),
         .target(
             name: "CarrelCompositor",
-            dependencies: ["CarrelCore", "CarrelSystem", "CarrelShim", "CCairoLib", "CarrelMedia", "CarrelFDPassing", "CarrelPasscode", "CarrelAudit",
+            dependencies: ["CarrelCore", "CarrelSystem", "CarrelShim", "CarrelMedia", "CarrelFDPassing", "CarrelPasscode", "CarrelAudit",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: cSideSettings + wlrootsSwiftSettings
         ),

@@ -165,7 +165,7 @@ public final class Server {
         appLayer = WlrootsVersion.createTree(in: scene)
         curtainLayer = WlrootsVersion.createTree(in: scene)
         overlayLayer = WlrootsVersion.createTree(in: scene)
-        overlay = Overlay(layer: overlayLayer)
+        overlay = Overlay(layer: overlayLayer, logger: logger)
 
         WlrootsVersion.createPresentation(display, backend, scene: scene)
         wlr_viewporter_create(display)
