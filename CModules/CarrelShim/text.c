@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 
 // cairo's functions, looked up once in a copy loaded with RTLD_LOCAL; each
 // pointer has the type of the function cairo.h declares.
@@ -34,19 +35,21 @@ static struct {
 } cairo;
 
 static enum { NOT_TRIED, LOADED, FAILED } state = NOT_TRIED;
-static const char *load_error = NULL;
+// dlerror()'s text is overwritten by the next dl* call: kept in a copy.
+static char load_error[512];
 
 bool carrel_text_load(const char **error) {
     if (state == NOT_TRIED) {
         state = FAILED;
         void *library = dlopen("libcairo.so.2", RTLD_NOW | RTLD_LOCAL);
         if (library == NULL) {
-            load_error = dlerror();
+            const char *reason = dlerror();
+            snprintf(load_error, sizeof load_error, "%s", reason != NULL ? reason : "dlopen failed");
         } else {
             bool complete = true;
 #define RESOLVE(name) \
             if (complete && (cairo.name = (__typeof__(&name))dlsym(library, #name)) == NULL) { \
-                load_error = "libcairo.so.2 lacks " #name; \
+                snprintf(load_error, sizeof load_error, "libcairo.so.2 lacks " #name); \
                 complete = false; \
             }
             CAIRO_FUNCTIONS(RESOLVE)

@@ -252,7 +252,13 @@ def test_confirmed_with_y_then_banner_for_its_duration(
         paint(w, paint_bin, "stranger", "ff8800", "untrusted")
         time.sleep(1.0)  # mapped above the exam's window (the app's still covers both)
 
+    def cairo_mapped():
+        return "libcairo" in Path(f"/proc/{w.carrel.pid}/maps").read_text()
+
+    # Carrel loads cairo the first time it draws a prompt or banner, not at start.
+    assert not cairo_mapped(), "carrel mapped cairo before drawing anything of its own"
     exam = ask(w, display, artifacts_dir, "applock-yes", before_begin=stranger)
+    assert cairo_mapped(), "the prompt is on screen but carrel never loaded cairo to draw it"
     prompt = screenshot(display)
     for colour, who in ((APP, "the app"), (STRANGER, "another untrusted client")):
         assert colour_count(prompt, colour, WHOLE) == 0, f"{who} visible while the prompt asks"
