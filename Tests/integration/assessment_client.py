@@ -25,6 +25,10 @@ Commands:
   map W                     an xdg_toplevel with a wl_shm buffer; prints
                             `configured W`, then `mapped W` once a frame
                             callback after the first buffer is done
+  map_transparent_claiming_opaque W
+                            as map, but the buffer is argb8888 and fully
+                            transparent while the surface declares its whole
+                            area opaque (a lie a compositor must not trust)
   toplevel W                an xdg_toplevel that is configured but never gets
                             a buffer (so never mapped); prints `configured W`
   plain_surface W           a wl_surface with no role
@@ -235,23 +239,29 @@ class Client:
 
     # -- windows ------------------------------------------------------------
 
-    def _buffer(self, width: int, height: int):
+    def _buffer(self, width: int, height: int, transparent: bool = False):
+        """An xrgb8888 buffer of #3366cc, or (transparent) an argb8888 one
+        whose every pixel is fully transparent."""
         stride = width * 4
         size = stride * height
         fd = os.memfd_create("carrel-assessment-client", os.MFD_CLOEXEC)
         try:
             os.ftruncate(fd, size)
             with mmap.mmap(fd, size) as data:
-                data[:] = b"\xcc\x66\x33\xff" * (width * height)  # xrgb8888 #3366cc
+                data[:] = (b"\x00\x00\x00\x00" if transparent else b"\xcc\x66\x33\xff") * (width * height)
             pool = self.shm.create_pool(fd, size)
         finally:
             os.close(fd)  # libwayland sent a duplicate
-        buffer = pool.create_buffer(0, width, height, stride, self.wl.WlShm.format.xrgb8888.value)
+        format = self.wl.WlShm.format.argb8888 if transparent else self.wl.WlShm.format.xrgb8888
+        buffer = pool.create_buffer(0, width, height, stride, format.value)
         pool.destroy()
         self.keep.append(buffer)
         return buffer
 
-    def make_toplevel(self, name: str, with_buffer: bool) -> None:
+    def make_toplevel(self, name: str, with_buffer: bool, claims_opaque_when_transparent: bool = False) -> None:
+        """A toplevel; with_buffer: mapped with the exam's colour, or
+        (claims_opaque_when_transparent) with a fully transparent buffer
+        whose whole area the surface declares opaque: a lie."""
         self._need_shell()
         surface = self.compositor.create_surface()
         xdg_surface = self.wm_base.get_xdg_surface(surface)
@@ -279,7 +289,12 @@ class Client:
             width, height = state["size"]
             size = (width or 640, height or 480)
             if state["attached"] != size:
-                surface.attach(self._buffer(*size), 0, 0)
+                surface.attach(self._buffer(*size, transparent=claims_opaque_when_transparent), 0, 0)
+                if claims_opaque_when_transparent:
+                    region = self.compositor.create_region()
+                    region.add(0, 0, *size)
+                    surface.set_opaque_region(region)
+                    region.destroy()
                 surface.damage_buffer(0, 0, *size)
                 if state["attached"] is None:
                     callback = surface.frame()
@@ -456,6 +471,8 @@ class Client:
             o.pop(args[0]).destroy()
         elif op == "map":
             self.make_toplevel(args[0], with_buffer=True)
+        elif op == "map_transparent_claiming_opaque":
+            self.make_toplevel(args[0], with_buffer=True, claims_opaque_when_transparent=True)
         elif op == "toplevel":
             self.make_toplevel(args[0], with_buffer=False)
         elif op == "plain_surface":

@@ -196,6 +196,50 @@ def test_no_attacker_pixel_reaches_the_screen_from_began_until_ended(x11_world, 
     w.alive()
 
 
+def test_an_exam_window_declared_opaque_but_transparent_shows_nothing_hidden_through_it(
+        x11_world, paint_bin, artifacts_dir):
+    """The exam's buffer is fully transparent while its surface declares
+    itself opaque. A frame that left the declared region out of its clear
+    and then blended the buffer over it (as Carrel's own pixman frame on
+    wlroots 0.15 would if it took the declaration) would keep the pixels of
+    the frame before, an untrusted window the session hides, on screen
+    through it. Carrel trusts only a buffer's format: from began on, the
+    screen there is black. Before the session the untrusted window is seen
+    through the exam's, which shows the check can fail."""
+    w = x11_world
+    display = w.carrel.env["DISPLAY"]
+    attacker_colour = (0xFF, 0x88, 0x00)
+    attacker, log = spawn_attacker(w, "paint-orange", [str(paint_bin), "--color", "ff8800"])
+    exam = w.client("exam")
+    exam.send("map_transparent_claiming_opaque w")
+    exam.expect("mapped w", what="a frame callback after the first buffer")
+
+    def orange(image):
+        """Sampled output pixels of the untrusted window's colour (±4)."""
+        return sum(1 for y in range(0, OUTPUT[1], 8) for x in range(0, OUTPUT[0], 8)
+                   if all(abs(a - b) <= 4 for a, b in zip(image.pixel(x, y), attacker_colour)))
+
+    def attacker_seen():
+        image = screenshot(display)
+        return image if orange(image) > 100 else None
+
+    before = h.wait_until(attacker_seen, 10, interval=0.2)
+    assert before, f"the untrusted window never showed before the session\n{log.read_text()[-500:]}"
+    exam.bind()
+    exam.begin()
+    exam.began()
+    for shot in range(6):
+        image = screenshot(display)
+        if orange(image):
+            (artifacts_dir / "enforcement-declared-opaque.png").write_bytes(image.to_png())
+            pytest.fail(f"screenshot {shot} during the session shows {orange(image)} pixels of the hidden "
+                        f"window through the exam's transparent one\n{w.carrel.evidence()}")
+        time.sleep(0.2)
+    assert attacker.poll() is None, f"the untrusted client died: {log.read_text()[-500:]}"
+    end_exam(exam)
+    w.alive()
+
+
 def test_probe_reports_every_attack_blocked_during_a_session(x11_world, artifacts_dir):
     """carrel-probe, untrusted, tries everything while the exam is locked: all
     blocked. After ended, its window is shown again (frame callbacks answered),

@@ -27,6 +27,9 @@ extension WlrootsVersion {
     /// send those no frame callbacks; 0.15 did not, and Carrel keeps that:
     /// a window the session does not hide gets its frames wherever it is
     /// stacked (hidden ones are disabled nodes, which get none in any version).
+    /// Without that computation 0.17+ also clear every damaged pixel and blend
+    /// every buffer, never trusting a client's declared opaque region (which
+    /// 0.15's frame in the shim does not trust either).
     static func createScene() -> UnsafeMutablePointer<wlr_scene> {
         let scene = wlr_scene_create()!
         #if CARREL_WLROOTS_SINCE_0_17
