@@ -9,12 +9,11 @@
 /// there is no screen (headless), that black frame would change nothing a
 /// person could see, and committing it would only make the output wait a
 /// refresh period before it may show the app's first buffer. There the
-/// output commits nothing until the scene has content, then at once (and
-/// looks again every refresh period meanwhile: a capture client asking for
-/// a frame of the black screen gets one). Where
-/// the screen still shows what was behind it (wlroots 0.15's nested X11
-/// and Wayland backends light an output without a buffer), the black frame
-/// goes first as before.
+/// output commits nothing until the scene has content, then at once, and
+/// meanwhile offers itself a frame every refresh period, so a capture
+/// client asking for a frame of the black screen gets one. Where the screen
+/// still shows what was behind it (wlroots 0.15's nested X11 and Wayland
+/// backends light an output without a buffer), the black frame goes first.
 ///
 /// ```swift
 /// OutputFrame.decide(sessionFrameRequested: false, heldForComposition: false, damaged: true,
@@ -40,8 +39,8 @@ public enum OutputFrame: Sendable, Equatable {
     ///     a frame with its restrictions in place; such a frame is always
     ///     rendered and never waits.
     ///   - heldForComposition: the composition hold has a wait running.
-    ///   - damaged: something in the scene changed since the last frame, or
-    ///     a frame is wanted.
+    ///   - damaged: the scene has damage not rendered yet, or wlroots asked
+    ///     for a frame.
     ///   - frameWanted: a frame must be committed whatever the damage (a
     ///     capture client waits for one): it is rendered.
     ///   - sceneFrameShown: this output has committed a frame of the scene.
