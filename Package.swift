@@ -45,6 +45,14 @@ let linkOnly: [Target] = [
 // Wayland event-loop thread, which strict Sendable checking cannot see.
 let cSideSettings: [SwiftSetting] = [.swiftLanguageMode(.v5)]
 
+// The compositor's own targets see only the members of modules they import
+// themselves: otherwise a call like `text.contains("..")` quietly resolves to
+// Foundation's overload, visible through a dependency's imports (TOMLKit's).
+// The shipped carrel does not link Foundation, CoreFoundation or ICU
+// (meson-helpers/release-flags: megabytes resident, milliseconds before the
+// socket), so such a call would break its release build.
+let compositorSettings: [SwiftSetting] = cSideSettings + [.enableUpcomingFeature("MemberImportVisibility")]
+
 // Release builds of carrel link with lld where it is on the PATH (Swift's
 // Linux toolchains ship it): relative relocations packed (DT_RELR, glibc
 // 2.36+: 17 KB instead of the 2 MB of .rela.dyn the loader reads at every
@@ -72,14 +80,14 @@ let package = Package(
         .executable(name: "carrel-privileged", targets: ["carrel-privileged"]),
         .library(name: "CarrelCore", targets: ["CarrelCore"]),
         .library(name: "AssessmentKit", targets: ["AssessmentKit"]),
-        .library(name: "CarrelAudit", targets: ["CarrelAudit"]),
+        .library(name: "CarrelAudit", targets: ["CarrelAudit", "CarrelAttestationVerifier"]),
         .library(name: "CarrelWire", targets: ["CarrelWire"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/LebJe/TOMLKit", from: "0.6.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: linkOnly + [
         // wayland-scanner's interface tables, shared by server and clients.
@@ -135,7 +143,7 @@ let package = Package(
             name: "CarrelCompositor",
             dependencies: ["CarrelCore", "CarrelSystem", "CarrelShim", "CarrelMedia", "CarrelFDPassing", "CarrelPasscode", "CarrelAudit",
                            .product(name: "Logging", package: "swift-log")],
-            swiftSettings: cSideSettings + wlrootsSwiftSettings
+            swiftSettings: compositorSettings + wlrootsSwiftSettings
         ),
         // Guided Access passcodes as salted slow hashes (swift-crypto).
         .target(
@@ -148,6 +156,15 @@ let package = Package(
         .target(
             name: "CarrelAudit",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        // Reading a submitted statement and checking it (carrelctl, exam
+        // servers): apart from CarrelAudit because it parses JSON with
+        // Foundation's JSONSerialization, and the compositor, which only signs,
+        // must not link Foundation (CoreFoundation and ICU: megabytes resident
+        // and milliseconds before the socket).
+        .target(
+            name: "CarrelAttestationVerifier",
+            dependencies: ["CarrelAudit"]
         ),
         // The policy file: TOML text → a validated `Policy` or every problem
         // with its line, and the --assessment CONFIG.toml file. Pure like
@@ -163,7 +180,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: cSideSettings,
+            swiftSettings: compositorSettings,
             linkerSettings: carrelLinkerSettings
         ),
         // The privileged helper: the few operations that need root (nftables,
@@ -176,7 +193,7 @@ let package = Package(
         // The administrator's control tool: talks to carrel's control socket.
         .executableTarget(
             name: "carrelctl",
-            dependencies: ["CarrelCore", "CarrelSystem", "CarrelPasscode", "CarrelAudit", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["CarrelCore", "CarrelSystem", "CarrelPasscode", "CarrelAudit", "CarrelAttestationVerifier", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // A small Wayland client for tests and benchmarks: paints a solid colour
         // or animates, and timestamps its milestones with CLOCK_MONOTONIC.
@@ -195,7 +212,7 @@ let package = Package(
         // The tests' shared helpers (one seeded random generator).
         .target(name: "CarrelTestSupport", path: "Tests/CarrelTestSupport"),
         .testTarget(name: "CarrelCoreTests", dependencies: ["CarrelCore", "CarrelSystem", "CarrelTestSupport"]),
-        .testTarget(name: "CarrelAuditTests", dependencies: ["CarrelAudit"]),
+        .testTarget(name: "CarrelAuditTests", dependencies: ["CarrelAudit", "CarrelAttestationVerifier"]),
         .testTarget(name: "CarrelPolicyFileTests", dependencies: ["CarrelPolicyFile", "CarrelPasscode", "CarrelCore"]),
         // The client library for exam apps, the demo exam's pure logic, and the demo.
         .target(name: "AssessmentKit", dependencies: ["CarrelWire", "CarrelClientShim"], swiftSettings: cSideSettings),

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -75,7 +75,7 @@ public struct AttestationKey {
         guard let data = FileManager.default.contents(atPath: path), data.count <= 1024 else {
             throw AttestationKeyError("cannot read the attestation key \(path) (unreadable, or larger than a key file); create one with `carrel keygen`")
         }
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = trimmingWhitespace(String(decoding: data, as: UTF8.self))
         guard let seed = Data(base64Encoded: text), seed.count == 32,
               let key = try? Curve25519.Signing.PrivateKey(rawRepresentation: seed) else {
             throw AttestationKeyError("\(path) is not an attestation key (expected one line: the base64 of a 32-byte Ed25519 seed, as `carrel keygen` writes it)")
@@ -108,7 +108,7 @@ public struct AttestationPublicKey: Hashable {
 
     /// From the base64 of the raw 32 bytes (the `.pub` file's line).
     public init(base64 text: String) throws(AttestationKeyError) {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = trimmingWhitespace(text)
         guard let raw = Data(base64Encoded: trimmed), raw.count == 32,
               let key = try? Curve25519.Signing.PublicKey(rawRepresentation: raw) else {
             throw AttestationKeyError("not an attestation public key (expected the base64 of 32 bytes, the line of attestation.pub)")
@@ -167,4 +167,12 @@ public enum Digest {
     static func hex(_ bytes: [UInt8]) -> String {
         bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
+}
+
+/// The text without the white space (newlines too) around it, as a key file's
+/// line is read.
+private func trimmingWhitespace(_ text: String) -> String {
+    guard let first = text.firstIndex(where: { !$0.isWhitespace }),
+          let last = text.lastIndex(where: { !$0.isWhitespace }) else { return "" }
+    return String(text[first...last])
 }

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// The hash chain: each line carries the SHA-256 of the line before it, so
 /// changing, removing or inserting a line breaks the chain at that point.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One line of the audit log (JSON lines): one event, when it happened, who
 /// it concerned, and the hash of the line before it.

@@ -2,6 +2,7 @@ import CarrelAudit
 import CarrelCore
 import CarrelShim
 import Glibc
+import Logging
 
 /// Where the compositor tells the audit log what happened, and the
 /// preconditions check before a session's restrictions go up.

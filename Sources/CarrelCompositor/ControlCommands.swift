@@ -2,6 +2,7 @@ import CarrelAudit
 import CarrelCore
 import CarrelShim
 import Glibc
+import Logging
 
 /// The compositor's side of `carrelctl`: opens the control socket the
 /// options name and answers each request from the session state.

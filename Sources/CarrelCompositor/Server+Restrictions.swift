@@ -1,6 +1,7 @@
 import CarrelAudit
 import CarrelCore
 import CarrelShim
+import Logging
 
 /// Enforcing a session's restrictions and Single App Mode's gap: the
 /// providers, the scene, capture, selections and curtains.

@@ -1,5 +1,6 @@
 import CarrelCore
 import CarrelShim
+import Logging
 
 /// The toplevels and popups in the scene: where they go, their layer, and
 /// Core's focus and visibility decisions carried out on them.

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import _CryptoExtras
 
 /// A Guided Access passcode stored as a salted slow hash, never in the clear.

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Glibc
 
 // Block the signals Carrel takes through the event loop's signalfd before any

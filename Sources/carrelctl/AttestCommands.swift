@@ -1,4 +1,5 @@
 import ArgumentParser
+import CarrelAttestationVerifier
 import CarrelAudit
 import Foundation
 

@@ -1,3 +1,4 @@
+import CarrelAttestationVerifier
 import CarrelAudit
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import CarrelCore
 import CarrelShim
 
 /// A timer on the Wayland event loop, wrapped like `Listener`: the callback is

@@ -2,6 +2,7 @@ import CarrelCore
 import CarrelSystem
 import CarrelShim
 import Glibc
+import Logging
 
 /// The input method's life as the compositor carries it out: the relay's
 /// globals, launching the engine on its socket, relaunching it when Core

@@ -1,18 +1,11 @@
+import CarrelAudit
 import Foundation
 
-/// What a submission carries: the statement exactly as signed, and the
-/// signature. As JSON (what the demo exam posts, and what `carrelctl attest
-/// verify` reads): `{"statement": "<canonical JSON>", "signature": "<base64>"}`,
-/// alone or as the `attestation` member of a larger object.
-public struct AttestationEnvelope: Sendable, Equatable {
-    public var statement: [UInt8]
-    public var signature: [UInt8]
-
-    public init(statement: [UInt8], signature: [UInt8]) {
-        self.statement = statement
-        self.signature = signature
-    }
-
+/// An envelope as JSON (what the demo exam posts, and what `carrelctl attest
+/// verify` reads). Here, apart from `AttestationEnvelope` itself, because it
+/// needs Foundation's `JSONSerialization`: the compositor signs envelopes but
+/// never reads or writes their JSON, and does not link Foundation.
+extension AttestationEnvelope {
     /// The envelope's JSON text.
     public var json: String {
         let object: [String: String] = ["statement": String(decoding: statement, as: UTF8.self),
