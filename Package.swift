@@ -45,7 +45,7 @@ let linkOnly: [Target] = [
 // Wayland event-loop thread, which strict Sendable checking cannot see.
 let cSideSettings: [SwiftSetting] = [.swiftLanguageMode(.v5)]
 
-// The compositor's own targets see only the members of modules they import
+// CarrelCompositor and carrel see only the members of modules they import
 // themselves: otherwise a call like `text.contains("..")` quietly resolves to
 // Foundation's overload, visible through a dependency's imports (TOMLKit's).
 // The shipped carrel does not link Foundation, CoreFoundation or ICU

@@ -27,6 +27,9 @@ struct AttestationKeyTests {
         let signature = try loaded.sign(message)
         #expect(signature.count == 64)
         #expect(try AttestationPublicKey(base64: publicLine).isValidSignature(signature, for: message))
+        // White space around the line, a Windows line end among it, is not part of the key.
+        #expect(try AttestationPublicKey(base64: " \t" + key.publicKey.base64 + "\r\n\n") == key.publicKey)
+        #expect(throws: AttestationKeyError.self) { try AttestationPublicKey(base64: " \n ") }
         #expect(!key.publicKey.isValidSignature(signature, for: Array("statemenT".utf8)))
         #expect(key.publicKey.fingerprint.count == 64)
     }
