@@ -93,35 +93,90 @@ public enum AuditVerifier {
         public var reason: String
     }
 
+    /// The whole of `text` walked at once.
     public static func verify(_ text: Substring) -> Report {
-        var report = Report(records: 0, head: AuditChain.genesis, broken: nil, continuesEarlierLog: false)
-        var previous: (line: Substring, record: AuditRecord)?
-        var number = 0
-        var headBeforePrevious = AuditChain.genesis
-        var rest = text[...]
-        while !rest.isEmpty {
-            number += 1
-            guard let newline = rest.firstIndex(of: "\n") else {
-                report.broken = Broken(line: number, reason: "incomplete: the file ends inside this line (Carrel stopped while writing it, or the file was cut)")
-                return report
+        var walk = Walk()
+        walk.feed(text.utf8)
+        return walk.finish()
+    }
+
+    /// The chain walked a piece at a time, as the file is read: what is held
+    /// between pieces is the unfinished line and the last record's seq and
+    /// hash, so a log of any size is verified in the memory of its longest
+    /// line. The pieces may split the file anywhere.
+    ///
+    /// ```swift
+    /// var walk = AuditVerifier.Walk()
+    /// while let piece = read(), !walk.isBroken { walk.feed(piece) }
+    /// let report = walk.finish()
+    /// ```
+    public struct Walk: Sendable {
+        /// Longer than this without a newline is not a record Carrel wrote
+        /// (its records are well under 64 KiB); the walk stops there rather
+        /// than hold the rest of the file.
+        public static let longestLine = 1 << 20
+
+        private var report = Report(records: 0, head: AuditChain.genesis, broken: nil, continuesEarlierLog: false)
+        /// The last verified record's seq, and the head before it (what the
+        /// report falls back to if the next line shows it was changed).
+        private var previousSeq: UInt64?
+        private var headBeforePrevious = AuditChain.genesis
+        /// Lines seen, the unfinished one not counted.
+        private var number = 0
+        private var unfinished: [UInt8] = []
+
+        public init() {}
+
+        /// A break was found: nothing more can change the report.
+        public var isBroken: Bool { report.broken != nil }
+
+        /// The next bytes of the file.
+        public mutating func feed(_ bytes: some Collection<UInt8>) {
+            var rest = bytes[...]
+            while !isBroken, let newline = rest.firstIndex(of: UInt8(ascii: "\n")) {
+                if unfinished.isEmpty {
+                    take(line: rest[..<newline])
+                } else {
+                    unfinished += rest[..<newline]
+                    take(line: unfinished)
+                    unfinished.removeAll(keepingCapacity: true)
+                }
+                rest = rest[rest.index(after: newline)...]
             }
-            let line = rest[..<newline]
-            rest = rest[rest.index(after: newline)...]
+            guard !isBroken else { return }
+            unfinished += rest
+            if unfinished.count > Self.longestLine {
+                report.broken = Broken(line: number + 1, reason: "longer than \(Self.longestLine) bytes without a line break: not an audit record")
+                unfinished = []
+            }
+        }
+
+        /// The report, once the whole file was fed.
+        public mutating func finish() -> Report {
+            if !isBroken, !unfinished.isEmpty {
+                report.broken = Broken(line: number + 1, reason: "incomplete: the file ends inside this line (Carrel stopped while writing it, or the file was cut)")
+            }
+            return report
+        }
+
+        private mutating func take(line bytes: some Collection<UInt8>) {
+            number += 1
+            let line = String(decoding: bytes, as: UTF8.self)[...]
             guard let record = AuditRecord.parse(line) else {
                 report.broken = Broken(line: number, reason: "not a valid audit record (not JSON, or a field is missing or of the wrong type)")
-                return report
+                return
             }
-            if let previous {
-                if record.seq != previous.record.seq &+ 1 {
-                    report.broken = Broken(line: number, reason: "seq jumps from \(previous.record.seq) to \(record.seq): records were removed or inserted before this line")
-                    return report
+            if let previousSeq {
+                if record.seq != previousSeq &+ 1 {
+                    report.broken = Broken(line: number, reason: "seq jumps from \(previousSeq) to \(record.seq): records were removed or inserted before this line")
+                    return
                 }
-                if record.prev != AuditChain.hash(previous.line) {
+                if record.prev != report.head {
                     // The previous line is the one that cannot be trusted.
                     report.records -= 1
                     report.head = headBeforePrevious
                     report.broken = Broken(line: number - 1, reason: "changed after it was written: line \(number) carries a hash of it that no longer matches")
-                    return report
+                    return
                 }
             } else if record.prev != AuditChain.genesis {
                 report.continuesEarlierLog = true
@@ -129,9 +184,8 @@ public enum AuditVerifier {
             report.records += 1
             headBeforePrevious = report.head
             report.head = AuditChain.hash(line)
-            previous = (line, record)
+            previousSeq = record.seq
         }
-        return report
     }
 }
 

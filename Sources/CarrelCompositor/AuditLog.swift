@@ -31,9 +31,14 @@ final class AuditLog {
     private let logger: Logger
     /// Why the log can no longer be trusted to hold everything, if so.
     private(set) var problem: String?
-    /// The whole file's chain verified when Carrel opened it (an empty or
-    /// new file verifies); false for a broken chain or a file too large to read.
-    private(set) var chainVerifiedAtStart = false
+    /// Whether the chain of what the file held when Carrel opened it
+    /// verified (an empty or new file does); false for a broken chain or a
+    /// file too large or unreadable; nil while it is still being checked.
+    private(set) var chainVerifiedAtStart: Bool?
+    /// Told once, on the loop, when `chainVerifiedAtStart` is known.
+    var chainChecked: (() -> Void)?
+    /// Reads and walks the file's chain off the loop (see `checkChain`).
+    private var chainCheck: BackgroundJob<ChainCheck>?
 
     /// Logs beyond this are not read through at start (their chain counts as unverified).
     static let verifyLimit = 64 * 1024 * 1024
@@ -51,7 +56,8 @@ final class AuditLog {
         guard fd >= 0 else {
             throw CompositorError.configuration("cannot open the audit log \(path): \(SystemError.current); set [audit] path in the policy (or --audit-log PATH) to a file Carrel may write")
         }
-        chainVerifiedAtStart = Self.verify(path, logger: logger)
+        // What the chain check reads is fixed before Carrel writes anything.
+        let existing = Self.openForChainCheck(path)
         let (last, torn) = Self.tail(of: path)
         chain = AuditChain(resumingAfter: last.map { Substring($0) })
         if torn {
@@ -61,9 +67,11 @@ final class AuditLog {
             _ = writeAll(Array("\n".utf8))
         }
         timer = EventLoopTimer(loop: loop) { [unowned self] in summariseExpired() }
+        checkChain(existing, loop: loop)
     }
 
     deinit {
+        chainCheck?.cancel()
         timer?.cancel()
         if fd >= 0 { Glibc.close(fd) }
     }
@@ -208,19 +216,85 @@ final class AuditLog {
         }
     }
 
-    /// Whether the chain of the file at `path` verifies from its first line to its last.
-    private static func verify(_ path: String, logger: Logger) -> Bool {
-        switch BoundedFile.read(path, limit: verifyLimit, truncate: false) {
-        case .success(let bytes):
-            let report = AuditVerifier.verify(Substring(String(decoding: bytes, as: UTF8.self)))
+    /// What checking the chain found: the walk's report, or why the file was not walked.
+    enum ChainCheck: Error, Sendable {
+        case walked(AuditVerifier.Report)
+        case notWalked(String)
+    }
+
+    /// A descriptor and the length to read through it: what the file holds
+    /// before Carrel appends, so the check never meets a line being written.
+    private static func openForChainCheck(_ path: String) -> Result<(fd: Int32, length: Int), ChainCheck> {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .failure(.notWalked(SystemError.current)) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            let why = SystemError.current
+            Glibc.close(fd)
+            return .failure(.notWalked(why))
+        }
+        guard info.st_size <= Self.verifyLimit else {
+            Glibc.close(fd)
+            return .failure(.notWalked(BoundedFile.Failure.tooLarge(limit: Self.verifyLimit).description))
+        }
+        return .success((fd, Int(info.st_size)))
+    }
+
+    /// Verifies the chain, as `carrelctl audit verify` does, on a thread: a
+    /// log of months must hold up neither the socket nor the app, nor be
+    /// held in memory whole. A break is logged; the metrics show the outcome
+    /// once it is known.
+    private func checkChain(_ existing: Result<(fd: Int32, length: Int), ChainCheck>, loop: OpaquePointer) {
+        guard case .success(let (reader, length)) = existing else {
+            if case .failure(let check) = existing { chainCheckDone(check) }
+            return
+        }
+        guard length > 0 else {
+            // A new or empty log: nothing to walk, no thread for it.
+            Glibc.close(reader)
+            chainCheckDone(.walked(AuditVerifier.verify("")))
+            return
+        }
+        let walk: @Sendable () -> ChainCheck = {
+            defer { Glibc.close(reader) }
+            return Self.walk(reader, length: length)
+        }
+        chainCheck = BackgroundJob(loop: loop, work: walk) { [unowned self] check in
+            chainCheck = nil
+            chainCheckDone(check)
+        }
+        if chainCheck == nil { chainCheckDone(walk()) }
+    }
+
+    /// The first `length` bytes of `fd`, through the chain's walk, a piece at a time.
+    private static func walk(_ fd: Int32, length: Int) -> ChainCheck {
+        var walk = AuditVerifier.Walk()
+        var piece = [UInt8](repeating: 0, count: 64 * 1024)
+        var offset = 0
+        while offset < length, !walk.isBroken {
+            let n = piece.withUnsafeMutableBytes { pread(fd, $0.baseAddress, min($0.count, length - offset), off_t(offset)) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return .notWalked(n < 0 ? SystemError.current : "the file became shorter while it was read") }
+            walk.feed(piece[..<n])
+            offset += n
+        }
+        return .walked(walk.finish())
+    }
+
+    private func chainCheckDone(_ check: ChainCheck) {
+        switch check {
+        case .walked(let report):
             if let broken = report.broken {
                 logger.warning("audit: \(path) does not verify at line \(broken.line): \(broken.reason); `carrelctl audit verify` shows it")
+            } else {
+                logger.info("audit: \(path) verified: \(report.records) records, chain head \(report.head)")
             }
-            return report.isIntact
-        case .failure(let failure):
-            logger.warning("audit: could not verify \(path) at start (\(failure)); its chain is reported as unverified")
-            return false
+            chainVerifiedAtStart = report.isIntact
+        case .notWalked(let why):
+            logger.warning("audit: could not verify \(path) at start (\(why)); its chain is reported as unverified")
+            chainVerifiedAtStart = false
         }
+        chainChecked?()
     }
 
     /// The last complete line of the file, and whether it ends mid-line.

@@ -11,7 +11,7 @@ extension Server {
     func startMetrics() {
         guard let directory = policy.metrics.textfileDirectory else { return }
         let metrics = SeatMetrics(version: options.carrelVersion, unixNow: Self.unixNow(),
-                                  auditChainOK: audit.chainVerifiedAtStart && audit.problem == nil)
+                                  auditChainOK: auditChainOK)
         let file = MetricsTextfile(directory: directory, metrics: metrics, loop: wl_display_get_event_loop(display), logger: logger)
         file.refreshing = { [unowned self] metrics in observeNow(&metrics) }
         metricsFile = file
@@ -31,7 +31,16 @@ extension Server {
     /// The live session and the audit log's state, into `metrics`.
     private func observeNow(_ metrics: inout SeatMetrics) {
         metrics.observe(desk.invigilator.liveSession, now: AssessmentService.now(), unixNow: Self.unixNow())
-        metrics.auditChainOK = audit.chainVerifiedAtStart && audit.problem == nil
+        metrics.auditChainOK = auditChainOK
+    }
+
+    /// The audit log is whole: its chain verified at start and every write
+    /// since succeeded; nil while the chain is still being checked (the
+    /// sample is left out of the file until then, rather than say 0 or 1
+    /// before it is known).
+    private var auditChainOK: Bool? {
+        if audit.problem != nil { return false }
+        return audit.chainVerifiedAtStart
     }
 
     /// Status for `carrelctl status`.

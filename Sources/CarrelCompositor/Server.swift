@@ -262,6 +262,8 @@ public final class Server {
         audit.record(AuditEvent.started, detail: auditStartDetail, sync: true)
         logger.notice("audit log \(audit.path) (run \(audit.run)); \(environment.virtualMachine.summary)")
         startMetrics()
+        // The chain is checked on a thread (AuditLog): its outcome joins the metrics when known.
+        audit.chainChecked = { [unowned self] in updateMetrics() }
         controlSocket = try openControlSocket()
         if OutputHotplugHook.isEnabled {
             hotplugHook = OutputHotplugHook(display: display, backend: backend)

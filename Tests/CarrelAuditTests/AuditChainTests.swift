@@ -64,6 +64,48 @@ struct AuditChainTests {
         #expect(report.isIntact && report.records == 4)
     }
 
+    /// Texts whose reports the walk must reproduce piece by piece: intact,
+    /// a changed line, a removed one, a torn tail, a continued log, nothing.
+    static func walkCases() -> [String] {
+        let text = log(12).text
+        var lines = text.split(separator: "\n").map(String.init)
+        var changed = lines
+        changed[5] = changed[5].replacingOccurrences(of: "record 5\"", with: "record 50\"")
+        lines.remove(at: 8)
+        let continued = text.split(separator: "\n").dropFirst(4).joined(separator: "\n") + "\n"
+        return [text, changed.joined(separator: "\n") + "\n", lines.joined(separator: "\n") + "\n",
+                text + "{\"seq\":13", continued, ""]
+    }
+
+    @Test("fed in pieces of any size, the walk reports what verifying the whole text does",
+          arguments: [1, 2, 7, 64, 4096])
+    func walkInPieces(size: Int) {
+        for text in Self.walkCases() {
+            let bytes = Array(text.utf8)
+            var walk = AuditVerifier.Walk()
+            var start = 0
+            while start < bytes.count {
+                walk.feed(bytes[start..<min(start + size, bytes.count)])
+                start += size
+            }
+            #expect(walk.finish() == AuditVerifier.verify(text[...]), "pieces of \(size)")
+        }
+        // The cases differ: a walk that reported nothing would not pass.
+        #expect(Set(Self.walkCases().map { AuditVerifier.verify($0[...]).broken?.line }).count == 4)
+    }
+
+    @Test("a line longer than any record stops the walk instead of being held")
+    func walkLongLine() {
+        var walk = AuditVerifier.Walk()
+        walk.feed(Array(Self.log(2).text.utf8))
+        let piece = [UInt8](repeating: UInt8(ascii: "x"), count: 64 * 1024)
+        for _ in 0...(AuditVerifier.Walk.longestLine / piece.count) { walk.feed(piece) }
+        #expect(walk.isBroken)
+        let report = walk.finish()
+        #expect(report.broken?.line == 3 && report.records == 2)
+        #expect(report.broken?.reason.contains("without a line break") == true)
+    }
+
     @Test("a session's story is its records in its run: the last run that has it unless a run is named")
     func story() {
         let one = Self.log(3, session: 1, run: "r1").text

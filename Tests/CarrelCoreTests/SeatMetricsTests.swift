@@ -154,6 +154,15 @@ struct SeatMetricsTests {
         #expect(samples(metrics, "carrel_build_info") == ["carrel_build_info{version=\"0.1.0 \\\"dev\\\"\\\\x\"} 1"])
     }
 
+    @Test("while the audit log's chain is still being checked, its sample is left out, not 0 or 1")
+    func chainNotKnownYet() {
+        var metrics = SeatMetrics(version: "0.1.0", unixNow: nine, auditChainOK: nil)
+        #expect(!metrics.exposition.contains("carrel_audit_chain_ok"))
+        #expect(metrics.exposition.contains("carrel_session_state{state=\"idle\"} 1"))
+        metrics.auditChainOK = true
+        #expect(samples(metrics, "carrel_audit_chain_ok") == ["carrel_audit_chain_ok 1"])
+    }
+
     @Test("a deadline already passed when observed is in the past on the wall clock")
     func passedDeadline() {
         var metrics = SeatMetrics(version: "0.1.0", unixNow: nine, auditChainOK: true)

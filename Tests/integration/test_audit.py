@@ -277,6 +277,62 @@ def test_a_crash_loses_nothing_that_was_announced_and_the_chain_continues(carrel
     assert earlier[-1]["event"] == "began", earlier
 
 
+def chained_log(path: Path, count: int, change_line: int | None = None) -> str:
+    """Writes `count` records chained as the format says (seq, and prev: the
+    SHA-256 of the line before), by this test's own hand, not Carrel's; with
+    `change_line`, that line's detail is edited afterwards. Returns the head:
+    the hash of the last line."""
+    import hashlib
+    prev, lines = "0" * 64, []
+    for seq in range(1, count + 1):
+        record = {"detail": f"record {seq} of a log kept for months", "event": "blocked", "kind": "clipboard",
+                  "pid": 4242, "prev": prev, "role": "untrusted", "run": "0123456789abcdef", "seq": seq,
+                  "session": 1 + seq // 100, "time": "2026-09-01T08:00:00.000Z"}
+        line = json.dumps(record, sort_keys=True, separators=(",", ":")).encode()
+        lines.append(line)
+        prev = hashlib.sha256(line).hexdigest()
+    if change_line is not None:
+        lines[change_line - 1] = lines[change_line - 1].replace(b"of a log", b"of a LOG")
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return prev
+
+
+@pytest.mark.parametrize("change_line", [None, 12000])
+def test_a_long_audit_log_is_verified_after_the_socket_opens(carrel, procs, logdir, logs, tmp_path,
+                                                            client_python, pywayland_protocols, change_line):
+    """Months of records (20000 lines, 5 MB) are walked on a thread once the
+    socket is open: the app is served, and sessions begin, while the walk
+    runs; its outcome (the head this test computed, or the changed line) is
+    logged after `listening on`, which Carrel logs just before its event loop
+    starts, so the walk cannot have held up the socket."""
+    log = tmp_path / "audit.jsonl"
+    head = chained_log(log, 20000, change_line)
+
+    class SameLog:
+        def start(self, **kwargs):
+            return carrel.start(audit_log=log, **kwargs)
+
+    world = World(SameLog(), procs, logdir, logs, tmp_path, client_python, pywayland_protocols)
+    app = start_session(world)
+    app.send("end s")
+    app.expect("session s ended")
+    outcome = "verified: 20000 records" if change_line is None else f"does not verify at line {change_line}"
+    assert h.wait_until(lambda: outcome in world.carrel.stderr_path.read_text(errors="replace"), 30), \
+        f"no `{outcome}` from Carrel\n{world.carrel.evidence()}"
+    lines = world.carrel.stderr_path.read_text(errors="replace").splitlines()
+    listening = next(i for i, line in enumerate(lines) if "listening on" in line)
+    checked = next(i for i, line in enumerate(lines) if outcome in line)
+    assert listening < checked, "\n".join(lines[:checked + 1])
+    if change_line is None:
+        assert lines[checked].endswith(f"chain head {head}"), lines[checked]
+    else:
+        assert "changed after it was written" in lines[checked], lines[checked]
+    # The records of this run continue the chain after the 20000.
+    seqs = [r["seq"] for r in records(log)[20000:]]
+    assert seqs and seqs == list(range(20001, 20001 + len(seqs))), seqs[:5]
+    world.alive()
+
+
 def guessed_bind(socket_path: str, interface: str) -> tuple:
     """A raw client binds global name 1 as `interface` (a global it was never
     shown: pywayland cannot even name such an interface); returns the

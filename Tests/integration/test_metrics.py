@@ -100,7 +100,8 @@ def test_carrel_prom_follows_the_session_and_blocked_attempts(
     world, ctl = seat(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, control_dir,
                       carrelctl, directory)
     prom = directory / "carrel.prom"
-    before = wait_for(prom, lambda v: True, "anything", world.carrel)
+    # The chain's sample joins the file once the (here empty) log was checked.
+    before = wait_for(prom, lambda v: "carrel_audit_chain_ok" in v, "the audit chain's sample", world.carrel)
     assert state(prom) == "idle"
     assert started - 2 <= before["carrel_session_state_since_seconds"] <= time.time() + 2, before
     assert before["carrel_session_deadline_seconds"] == 0, before
@@ -193,7 +194,8 @@ def test_the_file_is_renewed_while_nothing_changes_and_a_broken_audit_chain_show
     world, ctl = seat(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, control_dir,
                       carrelctl, directory, audit_log=log)
     prom = directory / "carrel.prom"
-    first = wait_for(prom, lambda v: True, "anything", world.carrel)
+    # Left out while the chain is walked (on a thread, after the socket), then 0.
+    first = wait_for(prom, lambda v: "carrel_audit_chain_ok" in v, "the audit chain's sample", world.carrel)
     assert first["carrel_audit_chain_ok"] == 0, first
     check_metrics(prom)
     text, written = prom.read_text(), os.stat(prom).st_mtime_ns

@@ -58,8 +58,10 @@ public struct SeatMetrics: Sendable, Equatable {
     public private(set) var blockedAttempts: [String: UInt64]
     public private(set) var interruptions: [InterruptionReason: UInt64]
     public private(set) var sessions: [Outcome: UInt64]
-    /// The audit log's chain verified when Carrel started and every write since succeeded.
-    public var auditChainOK: Bool
+    /// The audit log's chain verified when Carrel started and every write
+    /// since succeeded; nil while the chain is still being checked (the
+    /// sample is left out until it is known).
+    public var auditChainOK: Bool?
 
     /// The live session last observed, and whether its last event was seen.
     private var liveSession: SessionID?
@@ -68,7 +70,7 @@ public struct SeatMetrics: Sendable, Equatable {
     private var deadlineInstant: Instant?
 
     /// A seat with no session, as of `unixNow` (when Carrel started).
-    public init(version: String, unixNow: Int64, auditChainOK: Bool) {
+    public init(version: String, unixNow: Int64, auditChainOK: Bool?) {
         self.version = version
         stateSince = unixNow
         self.auditChainOK = auditChainOK
@@ -156,8 +158,10 @@ public struct SeatMetrics: Sendable, Equatable {
                InterruptionReason.allCases.map { ("{cause=\"\($0.protocolName)\"}", String(interruptions[$0] ?? 0)) })
         family("carrel_sessions_total", "counter", "Sessions that came to an end (or were refused), by outcome.",
                Outcome.allCases.map { ("{outcome=\"\($0.rawValue)\"}", String(sessions[$0] ?? 0)) })
-        family("carrel_audit_chain_ok", "gauge", "1 when the audit log's chain verified at start and every write since succeeded, else 0.",
-               [("", auditChainOK ? "1" : "0")])
+        if let auditChainOK {
+            family("carrel_audit_chain_ok", "gauge", "1 when the audit log's chain verified at start and every write since succeeded, else 0.",
+                   [("", auditChainOK ? "1" : "0")])
+        }
         return text
     }
 
