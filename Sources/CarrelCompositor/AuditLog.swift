@@ -141,6 +141,8 @@ final class AuditLog {
         closed = true
         timer?.cancel()
         timer = nil
+        // A check still walking a long log is dropped (its thread ends with the process).
+        chainCheck?.cancel()
         logger.notice("audit: \(path) closed at seq \(chain.seq), chain head \(chain.head)")
     }
 
@@ -259,10 +261,7 @@ final class AuditLog {
             defer { Glibc.close(reader) }
             return Self.walk(reader, length: length)
         }
-        chainCheck = BackgroundJob(loop: loop, work: walk) { [unowned self] check in
-            chainCheck = nil
-            chainCheckDone(check)
-        }
+        chainCheck = BackgroundJob(loop: loop, work: walk) { [unowned self] check in chainCheckDone(check) }
         if chainCheck == nil { chainCheckDone(walk()) }
     }
 

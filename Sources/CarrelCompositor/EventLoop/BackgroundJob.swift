@@ -65,8 +65,9 @@ final class BackgroundJob<Value: Sendable> {
     }
 
     private func finish() {
+        // The libwayland source goes; the object stays until the job does,
+        // so nothing is freed while its own callback runs.
         source?.cancel()
-        source = nil
         if let running = thread {
             pthread_join(running, nil)  // orders the thread's write of `value` before this read
             thread = nil
