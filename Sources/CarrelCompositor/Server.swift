@@ -223,6 +223,9 @@ public final class Server {
     public func run() throws -> Int32 {
         let runtimeDirectory = try Self.runtimeDirectory()
         self.runtimeDirectory = runtimeDirectory
+        // Not earlier, though it would show sooner: wlroots may run this
+        // event loop while it makes the backend (waiting for a GPU), and a
+        // client accepted then would meet none of the roles and guards above.
         guard let socket = wl_display_add_socket_auto(display) else {
             throw CompositorError.socket("no free wayland-N name in \(runtimeDirectory)")
         }
