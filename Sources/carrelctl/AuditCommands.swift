@@ -22,6 +22,30 @@ struct AuditLogFile: ParsableArguments {
     @OptionGroup var options: ControlOptions
     var json: Bool { options.json }
 
+    /// The log's chain, walked as the file is read, 64 KiB at a time (a log
+    /// of any size in little memory); exit 66 when it cannot be read.
+    func walk() throws -> AuditVerifier.Report {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw unreadable() }
+        defer { close(fd) }
+        var walk = AuditVerifier.Walk()
+        var piece = [UInt8](repeating: 0, count: 64 * 1024)
+        while !walk.isBroken {
+            let n = piece.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw unreadable() }
+            if n == 0 { break }
+            walk.feed(piece[..<n])
+        }
+        return walk.finish()
+    }
+
+    /// Says why the log cannot be read (errno's words) and gives exit status 66.
+    private func unreadable() -> ExitCode {
+        Stderr.write("carrelctl: cannot read \(path): \(String(cString: strerror(errno)))")
+        return ExitCode(66)
+    }
+
     /// The whole log as text (bytes that are not UTF-8 decode as U+FFFD, and
     /// then fail the chain where they are); exit 66 when it cannot be read.
     func text() throws -> String {
@@ -48,7 +72,7 @@ extension CarrelCtl.Audit {
         @OptionGroup var log: AuditLogFile
 
         func run() throws {
-            let report = AuditVerifier.verify(try log.text()[...])
+            let report = try log.walk()
             if log.json {
                 print(report.jsonLine())
             } else if let broken = report.broken {

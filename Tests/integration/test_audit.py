@@ -299,7 +299,7 @@ def chained_log(path: Path, count: int, change_line: int | None = None) -> str:
 
 @pytest.mark.parametrize("edited", [False, True], ids=["intact", "edited"])
 def test_a_long_audit_log_is_verified_after_the_socket_opens(carrel, procs, logdir, logs, tmp_path,
-                                                            client_python, pywayland_protocols, edited):
+                                                            client_python, pywayland_protocols, carrelctl, edited):
     """Months of records (20000 lines, 5 MB; line 12000 edited in one run) are walked on a thread once the
     socket is open: the app is served, and sessions begin, while the walk
     runs; its outcome (the head this test computed, or the changed line) is
@@ -334,6 +334,13 @@ def test_a_long_audit_log_is_verified_after_the_socket_opens(carrel, procs, logd
     # The records of this run continue the chain after the log's.
     seqs = [r["seq"] for r in records(log)[count:]]
     assert seqs and seqs == list(range(count + 1, count + 1 + len(seqs))), seqs[:5]
+    # carrelctl walks the same file in pieces too, to the same verdict.
+    r = audit(carrelctl, "verify", "--json", str(log))
+    report = json.loads(r.stdout)
+    if change_line is None:
+        assert r.returncode == 0 and report["records"] == count + len(seqs), r.stdout + r.stderr
+    else:
+        assert r.returncode == 1 and report["broken_line"] == change_line, r.stdout + r.stderr
     world.alive()
 
 
