@@ -2,8 +2,9 @@ import CarrelShim
 import Glibc
 
 /// Work that must not hold up the event loop (the socket, a frame), run on a
-/// thread of its own at the lowest CPU priority (SCHED_IDLE); its result comes back on the
-/// loop's thread, through an eventfd the loop watches, like any other event.
+/// thread of its own at the lowest CPU priority (SCHED_IDLE); its result
+/// comes back on the loop's thread, through an eventfd the loop watches, like
+/// any other event.
 ///
 /// ```swift
 /// job = BackgroundJob(loop: loop, work: { slowCheck(fd) }, done: { [unowned self] result in use(result) })
