@@ -143,24 +143,16 @@ public enum Digest {
         return sha256Hex(fileDescriptor: fd)
     }
 
-    /// The digest of an open file from its first byte (it reads with
-    /// `pread`, so the descriptor's offset does not matter), through one
-    /// 64 KiB buffer: an executable is a hundred megabytes, and no chunk of
+    /// The digest of an open file from its first byte, read in pieces
+    /// (`FilePieces`): an executable is a hundred megabytes, and no chunk of
     /// it should stay on the heap. nil on a read error.
     public static func sha256Hex(fileDescriptor fd: Int32) -> String? {
         var hasher = SHA256()
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        var offset: off_t = 0
-        while true {
-            let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
-            if count == 0 { break }
-            buffer.withUnsafeBytes { hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
-            offset += off_t(count)
+        let read = FilePieces.read(fd) { piece in
+            piece.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+            return true
         }
+        guard case .success = read else { return nil }
         return hex(Array(hasher.finalize()))
     }
 

@@ -1,5 +1,6 @@
 import Crypto
 import FoundationEssentials
+import Glibc
 
 /// The hash chain: each line carries the SHA-256 of the line before it, so
 /// changing, removing or inserting a line breaks the chain at that point.
@@ -98,6 +99,17 @@ public enum AuditVerifier {
         var walk = Walk()
         walk.feed(text.utf8)
         return walk.finish()
+    }
+
+    /// The chain of what `fd` holds from its first byte, walked as it is
+    /// read 64 KiB at a time: up to `length` bytes (what the file held at
+    /// one moment, however it grows while it is read), or to its end.
+    public static func verify(fileDescriptor fd: Int32, length: Int? = nil) -> Result<Report, FileReadError> {
+        var walk = Walk()
+        return FilePieces.read(fd, length: length) { piece in
+            walk.feed(piece)
+            return !walk.isBroken
+        }.map { walk.finish() }
     }
 
     /// The chain walked a piece at a time, as the file is read: what is held

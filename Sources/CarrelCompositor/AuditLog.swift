@@ -218,26 +218,23 @@ final class AuditLog {
         }
     }
 
-    /// What checking the chain found: the walk's report, or why the file was not walked.
-    enum ChainCheck: Error, Sendable {
-        case walked(AuditVerifier.Report)
-        case notWalked(String)
-    }
+    /// What checking the chain found: the walk's report, or why the file could not be read through.
+    typealias ChainCheck = Result<AuditVerifier.Report, FileReadError>
 
     /// A descriptor and the length to read through it: what the file holds
     /// before Carrel appends, so the check never meets a line being written.
-    private static func openForChainCheck(_ path: String) -> Result<(fd: Int32, length: Int), ChainCheck> {
+    private static func openForChainCheck(_ path: String) -> Result<(fd: Int32, length: Int), FileReadError> {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return .failure(.notWalked(SystemError.current)) }
+        guard fd >= 0 else { return .failure(FileReadError(SystemError.current)) }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
             let why = SystemError.current
             Glibc.close(fd)
-            return .failure(.notWalked(why))
+            return .failure(FileReadError(why))
         }
         guard info.st_size <= Self.verifyLimit else {
             Glibc.close(fd)
-            return .failure(.notWalked(BoundedFile.Failure.tooLarge(limit: Self.verifyLimit).description))
+            return .failure(FileReadError(BoundedFile.Failure.tooLarge(limit: Self.verifyLimit).description))
         }
         return .success((fd, Int(info.st_size)))
     }
@@ -246,50 +243,35 @@ final class AuditLog {
     /// log of months must hold up neither the socket nor the app, nor be
     /// held in memory whole. A break is logged; the metrics show the outcome
     /// once it is known.
-    private func checkChain(_ existing: Result<(fd: Int32, length: Int), ChainCheck>, loop: OpaquePointer) {
-        guard case .success(let (reader, length)) = existing else {
-            if case .failure(let check) = existing { chainCheckDone(check) }
-            return
+    private func checkChain(_ existing: Result<(fd: Int32, length: Int), FileReadError>, loop: OpaquePointer) {
+        let reader: Int32, length: Int
+        switch existing {
+        case .failure(let why): return chainCheckDone(.failure(why))
+        case .success(let opened): (reader, length) = opened
         }
         guard length > 0 else {
             // A new or empty log: nothing to walk, no thread for it.
             Glibc.close(reader)
-            chainCheckDone(.walked(AuditVerifier.verify("")))
-            return
+            return chainCheckDone(.success(AuditVerifier.verify("")))
         }
         let walk: @Sendable () -> ChainCheck = {
             defer { Glibc.close(reader) }
-            return Self.walk(reader, length: length)
+            return AuditVerifier.verify(fileDescriptor: reader, length: length)
         }
         chainCheck = BackgroundJob(loop: loop, work: walk) { [unowned self] check in chainCheckDone(check) }
         if chainCheck == nil { chainCheckDone(walk()) }
     }
 
-    /// The first `length` bytes of `fd`, through the chain's walk, a piece at a time.
-    private static func walk(_ fd: Int32, length: Int) -> ChainCheck {
-        var walk = AuditVerifier.Walk()
-        var piece = [UInt8](repeating: 0, count: 64 * 1024)
-        var offset = 0
-        while offset < length, !walk.isBroken {
-            let n = piece.withUnsafeMutableBytes { pread(fd, $0.baseAddress, min($0.count, length - offset), off_t(offset)) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return .notWalked(n < 0 ? SystemError.current : "the file became shorter while it was read") }
-            walk.feed(piece[..<n])
-            offset += n
-        }
-        return .walked(walk.finish())
-    }
-
     private func chainCheckDone(_ check: ChainCheck) {
         switch check {
-        case .walked(let report):
+        case .success(let report):
             if let broken = report.broken {
                 logger.warning("audit: \(path) does not verify at line \(broken.line): \(broken.reason); `carrelctl audit verify` shows it")
             } else {
                 logger.info("audit: \(path) verified: \(report.records) records, chain head \(report.head)")
             }
             chainVerifiedAtStart = report.isIntact
-        case .notWalked(let why):
+        case .failure(let why):
             logger.warning("audit: could not verify \(path) at start (\(why)); its chain is reported as unverified")
             chainVerifiedAtStart = false
         }

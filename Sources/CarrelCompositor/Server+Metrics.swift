@@ -34,13 +34,9 @@ extension Server {
         metrics.auditChainOK = auditChainOK
     }
 
-    /// The audit log is whole: its chain verified at start and every write
-    /// since succeeded; nil while the chain is still being checked (the
-    /// sample is left out of the file until then, rather than say 0 or 1
-    /// before it is known).
+    /// The audit log is whole (Core decides from the log's two facts).
     private var auditChainOK: Bool? {
-        if audit.problem != nil { return false }
-        return audit.chainVerifiedAtStart
+        SeatMetrics.auditChain(verifiedAtStart: audit.chainVerifiedAtStart, writeFailed: audit.problem != nil)
     }
 
     /// Status for `carrelctl status`.

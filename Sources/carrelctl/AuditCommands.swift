@@ -26,23 +26,17 @@ struct AuditLogFile: ParsableArguments {
     /// of any size in little memory); exit 66 when it cannot be read.
     func walk() throws -> AuditVerifier.Report {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw unreadable() }
+        guard fd >= 0 else { throw unreadable(String(cString: strerror(errno))) }
         defer { close(fd) }
-        var walk = AuditVerifier.Walk()
-        var piece = [UInt8](repeating: 0, count: 64 * 1024)
-        while !walk.isBroken {
-            let n = piece.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw unreadable() }
-            if n == 0 { break }
-            walk.feed(piece[..<n])
+        switch AuditVerifier.verify(fileDescriptor: fd) {
+        case .success(let report): return report
+        case .failure(let why): throw unreadable(why.description)
         }
-        return walk.finish()
     }
 
-    /// Says why the log cannot be read (errno's words) and gives exit status 66.
-    private func unreadable() -> ExitCode {
-        Stderr.write("carrelctl: cannot read \(path): \(String(cString: strerror(errno)))")
+    /// Says why the log cannot be read and gives exit status 66.
+    private func unreadable(_ why: String) -> ExitCode {
+        Stderr.write("carrelctl: cannot read \(path): \(why)")
         return ExitCode(66)
     }
 

@@ -1,4 +1,5 @@
 import CarrelAudit
+import Glibc
 import Testing
 
 @Suite("Audit log hash chain")
@@ -92,6 +93,27 @@ struct AuditChainTests {
         }
         // The cases differ: a walk that reported nothing would not pass.
         #expect(Set(Self.walkCases().map { AuditVerifier.verify($0[...]).broken?.line }).count == 4)
+    }
+
+    @Test("read from an open file, 64 KiB at a time: the whole file, a length fixed earlier, a file cut short")
+    func walkFromFile() throws {
+        let text = Self.log(800).text  // about 150 KB: several reads
+        let path = "/tmp/carrel-audit-walk-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        try #require(fd >= 0)
+        defer { close(fd); unlink(path) }
+        let bytes = Array(text.utf8)
+        try #require(bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count)
+        #expect(bytes.count > 2 * 65536)
+        #expect(try AuditVerifier.verify(fileDescriptor: fd).get() == AuditVerifier.verify(text[...]))
+        // What the file held at a moment: a length that ends inside a line is a torn tail there.
+        let cut = bytes.count / 2
+        let prefix = String(decoding: bytes[..<cut], as: UTF8.self)
+        let report = try AuditVerifier.verify(fileDescriptor: fd, length: cut).get()
+        #expect(report == AuditVerifier.verify(prefix[...]) && report.broken != nil)
+        #expect(AuditVerifier.verify(fileDescriptor: fd, length: bytes.count + 1)
+                == .failure(FileReadError("the file became shorter while it was read")))
+        #expect(throws: FileReadError.self) { try AuditVerifier.verify(fileDescriptor: -1).get() }
     }
 
     @Test("a line longer than any record stops the walk instead of being held")

@@ -161,6 +161,12 @@ struct SeatMetricsTests {
         #expect(metrics.exposition.contains("carrel_session_state{state=\"idle\"} 1"))
         metrics.auditChainOK = true
         #expect(samples(metrics, "carrel_audit_chain_ok") == ["carrel_audit_chain_ok 1"])
+        // A failed write is known at once, whatever the start check still says.
+        #expect(SeatMetrics.auditChain(verifiedAtStart: nil, writeFailed: false) == nil)
+        #expect(SeatMetrics.auditChain(verifiedAtStart: nil, writeFailed: true) == false)
+        #expect(SeatMetrics.auditChain(verifiedAtStart: true, writeFailed: true) == false)
+        #expect(SeatMetrics.auditChain(verifiedAtStart: true, writeFailed: false) == true)
+        #expect(SeatMetrics.auditChain(verifiedAtStart: false, writeFailed: false) == false)
     }
 
     @Test("a deadline already passed when observed is in the past on the wall clock")

@@ -69,6 +69,13 @@ public struct SeatMetrics: Sendable, Equatable {
     /// The monotonic deadline `deadline` was converted from.
     private var deadlineInstant: Instant?
 
+    /// `auditChainOK` from what the audit log knows: a failed write is 0 at
+    /// once; otherwise the start check's outcome, nil (no sample) while it
+    /// is still running.
+    public static func auditChain(verifiedAtStart: Bool?, writeFailed: Bool) -> Bool? {
+        writeFailed ? false : verifiedAtStart
+    }
+
     /// A seat with no session, as of `unixNow` (when Carrel started).
     public init(version: String, unixNow: Int64, auditChainOK: Bool?) {
         self.version = version
