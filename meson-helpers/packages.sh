@@ -7,7 +7,7 @@ CARREL_BUILD_PACKAGES=(pkg-config libwlroots-dev libwayland-dev libxkbcommon-dev
 CARREL_RUN_PACKAGES=(xvfb x11-apps imagemagick weston
   fcitx5 fcitx5-modules fcitx5-mozc fcitx5-hangul fcitx5-chinese-addons fonts-noto-cjk wvkbd)
 CARREL_TEST_PACKAGES=(python3 python3-pytest python3-cryptography python3-venv wayland-utils grim wf-recorder wl-clipboard wtype
-  swaybg foot util-linux cage xwayland xdotool x11-utils
+  swaybg foot util-linux cage xwayland xdotool x11-utils binutils
   nftables iproute2 dbus dbus-daemon python3-dbus python3-gi strace prometheus prometheus-node-exporter
   openssh-server openssh-client clustershell systemd-journal-remote)
 # newer wlroots: build wayland, libdrm and wlroots 0.17/0.18 from source

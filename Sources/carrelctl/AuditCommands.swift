@@ -1,6 +1,7 @@
 import ArgumentParser
 import CarrelAudit
 import CarrelCore
+import CarrelSystem
 import Foundation
 
 /// `carrelctl audit verify FILE` and `carrelctl audit show --session ID [FILE]`:
@@ -26,7 +27,7 @@ struct AuditLogFile: ParsableArguments {
     /// of any size in little memory); exit 66 when it cannot be read.
     func walk() throws -> AuditVerifier.Report {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw unreadable(String(cString: strerror(errno))) }
+        guard fd >= 0 else { throw unreadable(SystemError.current) }
         defer { close(fd) }
         switch AuditVerifier.verify(fileDescriptor: fd) {
         case .success(let report): return report
