@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from importlib.machinery import SourceFileLoader
 
 import carrel_harness as h
@@ -100,3 +101,31 @@ def test_the_floor_programs_build_pace_their_frames_and_are_measured(tmp_path):
     finally:
         procs.end_all()
         shutil.rmtree(stage.dir, ignore_errors=True)
+
+
+def rollup_rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("Rss:"))
+
+
+def test_what_is_resident_is_told_apart_by_mapping(carrel, paint_bin):
+    bench = bench_run()
+    # A client redrawn every frame, one pixel short of the output: Carrel
+    # maps its buffers and copies them into an output buffer of its own.
+    c = carrel.start(app=[str(paint_bin), "--milestones", "--animate", "--fixed-size", "1279x719"])
+    assert h.wait_until(lambda: "milestone first_frame_done" in c.stdout_path.read_text(errors="replace"),
+                        h.CLIENT_TIMEOUT), f"the app never drew its first frame\n{c.evidence()}"
+    time.sleep(0.5)
+    exe = os.path.realpath(f"/proc/{c.pid}/exe")
+    before = (rollup_rss_kb(c.pid), smaps_rss_kb(c.pid, exe))
+    kb = bench.resident_by_mapping_kb(c.pid)
+    after = (rollup_rss_kb(c.pid), smaps_rss_kb(c.pid, exe))
+    assert set(kb) == {"pixels", "libraries", "heap", "executable", "other"}, kb
+    total = sum(kb.values())
+    assert min(before[0], after[0]) <= total <= max(before[0], after[0]), \
+        f"counted {total} KB in all, smaps_rollup says {before[0]}-{after[0]} KB\n{c.evidence()}"
+    assert min(before[1], after[1]) <= kb["executable"] <= max(before[1], after[1]), (kb, before, after)
+    # One of the client's 1279x719 XRGB buffers at least (a memfd pool) and
+    # the output's 1280x720 buffer it is copied into (wlroots' /dev/shm).
+    assert kb["pixels"] >= (1279 * 719 + 1280 * 720) * 4 // 1024, kb
+    assert kb["libraries"] > 0 and kb["heap"] > 0, kb
