@@ -3,9 +3,9 @@
 CARREL_BUILD_PACKAGES=(pkg-config libwlroots-dev libwayland-dev libxkbcommon-dev libpixman-1-dev
   libsystemd-dev wayland-protocols libcairo2-dev)
 # fcitx5 and its engines: the policy's [input_method] (Japanese, Korean, Chinese); the CJK fonts draw its candidates.
-# wvkbd: the policy's default [on_screen_keyboard].
+# wvkbd: the policy's default [on_screen_keyboard]. galculator: the demo policy's calculator participant.
 CARREL_RUN_PACKAGES=(xvfb x11-apps imagemagick weston
-  fcitx5 fcitx5-modules fcitx5-mozc fcitx5-hangul fcitx5-chinese-addons fonts-noto-cjk wvkbd)
+  fcitx5 fcitx5-modules fcitx5-mozc fcitx5-hangul fcitx5-chinese-addons fonts-noto-cjk wvkbd galculator)
 CARREL_TEST_PACKAGES=(python3 python3-pytest python3-cryptography python3-venv wayland-utils grim wf-recorder wl-clipboard wtype
   swaybg foot util-linux cage xwayland xdotool x11-utils binutils
   nftables iproute2 dbus dbus-daemon python3-dbus python3-gi strace prometheus prometheus-node-exporter

@@ -192,7 +192,8 @@ def test_demo_exam_calculator_question_shows_galculator_beside_it_only_while_the
     once the session has ended."""
     from test_visual import save, screenshot, start_xvfb
     if not Path("/usr/bin/galculator").exists():
-        pytest.skip("galculator is not installed (Debian package galculator)")
+        pytest.fail("/usr/bin/galculator is missing; install it (Debian package galculator; "
+                    "meson-helpers/packages.sh lists it)")
     display = start_xvfb(procs, logdir, logs)
     c = carrel.start(app=[str(demo), "--auto", "--hold", "6", "--calculator", "calculator"],
                      args=["--policy", str(h.REPO / "examples" / "demo-policy.toml")],

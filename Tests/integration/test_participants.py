@@ -288,7 +288,8 @@ def test_galculator_as_participant_shows_beside_the_exam_and_is_gone_after_ended
     """A real GTK3 application (Wayland backend) as the participant."""
     from test_visual import save, screenshot
     if not Path("/usr/bin/galculator").exists():
-        pytest.skip("galculator is not installed (Debian package galculator)")
+        pytest.fail("/usr/bin/galculator is missing; install it (Debian package galculator; "
+                    "meson-helpers/packages.sh lists it)")
     world = make_world(backend="x11", env={"DISPLAY": xvfb})
     a = begin_with(world, "galculator")
     a.began()
