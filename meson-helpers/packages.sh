@@ -10,6 +10,19 @@ CARREL_TEST_PACKAGES=(python3 python3-pytest python3-cryptography python3-venv w
   swaybg foot util-linux cage xwayland xdotool x11-utils binutils
   nftables iproute2 dbus dbus-daemon python3-dbus python3-gi strace prometheus prometheus-node-exporter
   openssh-server openssh-client clustershell systemd-journal-remote)
+# An exam seat: what a machine running the shipped units needs at run time
+# (docs/DEPLOY.md names each; meson-helpers/test-seat installs exactly these
+# into its guest). wlroots and its libraries (DRM, libinput, libseat, Mesa's
+# GBM for the DRM device's buffers); seatd opens the seat and leaves Carrel
+# in its unit's cgroup; dbus for the session bus of dbus-run-session;
+# nftables, util-linux (setpriv) and kbd (chvt: the units bring tty7 to the
+# front) for the providers and the helper; a font for the demo exam's Latin
+# text and the CJK fonts and input method for its Japanese, Korean and
+# Chinese; xkb-data for the keymaps; wvkbd and galculator, the shipped
+# policy's keyboard and the demo's calculator.
+CARREL_SEAT_PACKAGES=(systemd systemd-sysv udev dbus libwlroots10 libcairo2 libgbm1 libegl-mesa0
+  libgl1-mesa-dri seatd nftables util-linux kbd xkb-data fonts-dejavu-core fonts-noto-cjk
+  fcitx5 fcitx5-modules fcitx5-mozc fcitx5-hangul fcitx5-chinese-addons wvkbd galculator)
 # newer wlroots: build wayland, libdrm and wlroots 0.17/0.18 from source
 # (meson-helpers/build-wlroots; libwlroots-dev above brings their libraries' -dev packages).
 CARREL_NEWER_WLROOTS_PACKAGES=(gcc xz-utils python3-venv libseat-dev)

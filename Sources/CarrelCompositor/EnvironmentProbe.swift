@@ -28,6 +28,8 @@ struct EnvironmentProbe {
             auditLogProblem: auditLogProblem,
             virtualMachine: virtualMachine)
         observation.privilegedHelperProblem = privilegedHelperProblem
+        observation.kernelEscapes = Self.kernelEscapes()
+        (observation.virtualInputDevices, observation.virtualInputUnreadable) = Self.virtualInputDevices()
         if unix == nil {
             // Unreadable: an X server cannot be ruled out (fail closed).
             observation.xServerSockets = ["(unknown: /proc/net/unix could not be read)"]
@@ -94,6 +96,56 @@ struct EnvironmentProbe {
             free(own)
         }
         return .sessions(seat: seat, others: names.filter { $0 != mine })
+    }
+
+    /// SysRq, Ctrl+Alt+Del: what the kernel and init would do with the
+    /// student's keys. A setting that exists but cannot be read is reported
+    /// unreadable (fail closed); a kernel without SysRq has no file.
+    private static func kernelEscapes() -> KernelEscapes {
+        var sysrq: Int?
+        var sysrqUnreadable: String?
+        if access("/proc/sys/kernel/sysrq", F_OK) == 0 {
+            if let text = BoundedFile.text("/proc/sys/kernel/sysrq", limit: 64),
+               let mask = Int(Self.firstLine(text)) {
+                sysrq = mask
+            } else {
+                sysrqUnreadable = "/proc/sys/kernel/sysrq: \(SystemError.current)"
+            }
+        }
+        let cad = BoundedFile.text("/proc/sys/kernel/ctrl-alt-del", limit: 64).flatMap { Int(Self.firstLine($0)) }
+        let masked = ["/etc/systemd/system/ctrl-alt-del.target", "/run/systemd/system/ctrl-alt-del.target"].contains { path in
+            var buffer = [CChar](repeating: 0, count: 64)
+            let length = readlink(path, &buffer, buffer.count - 1)
+            return length > 0 && String(decoding: buffer[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) == "/dev/null"
+        }
+        return KernelEscapes(sysrqMask: sysrq, sysrqUnreadable: sysrqUnreadable,
+                             kernelCommandLine: BoundedFile.text("/proc/cmdline", limit: 64 << 10),
+                             ctrlAltDelHardReboot: cad.map { $0 != 0 }, initIsSystemd: sd_booted() > 0,
+                             ctrlAltDelTargetMasked: masked)
+    }
+
+    /// The input devices with no hardware behind them: `inputN` entries of
+    /// /sys/devices/virtual/input (uinput's; the `mice` multiplexer there is
+    /// not a device). No such directory: none exist.
+    private static func virtualInputDevices() -> (names: [String]?, unreadable: String?) {
+        let root = "/sys/devices/virtual/input"
+        guard let directory = opendir(root) else {
+            return errno == ENOENT ? ([], nil) : (nil, "\(root): \(SystemError.current)")
+        }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasPrefix("input"), name.dropFirst(5).allSatisfy(\.isNumber), name.count > 5 else { continue }
+            let label = BoundedFile.text("\(root)/\(name)/name", limit: 256).map(Self.firstLine) ?? name
+            names.append(label)
+        }
+        return (names.sorted(), nil)
+    }
+
+    /// A /proc or /sys value without its newline.
+    private static func firstLine(_ text: String) -> String {
+        String(text.prefix { $0 != "\n" })
     }
 
     private static func virtualMachineSignals() -> VirtualMachineSignals {

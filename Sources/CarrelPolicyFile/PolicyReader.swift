@@ -60,7 +60,7 @@ struct PolicyReader {
         if let t = section(root, ["control"], keys: ["socket", "group"]) {
             readControl(t, into: &policy.control)
         }
-        if let t = section(root, ["providers"], keys: ["network", "media", "state_directory", "verify_interval_ms"]) {
+        if let t = section(root, ["providers"], keys: ["network", "media", "state_directory", "verify_interval_ms", "network_exempt_units"]) {
             readProviders(t, into: &policy.providers)
         }
         if let t = section(root, ["preconditions"], keys: ["waive", "virtual_machine"]) {
@@ -296,6 +296,13 @@ struct PolicyReader {
             }
         }
         if let ms = integer(t, path + ["verify_interval_ms"], in: 10...3_600_000) { providers.verifyInterval = .milliseconds(ms) }
+        if let units = strings(t, path + ["network_exempt_units"], expected: "a list of systemd unit names") {
+            if let bad = units.first(where: { !InfrastructureExemption.isUnitPattern($0) }) {
+                problem(path + ["network_exempt_units"], "must list systemd unit names ending in .service, .socket or .scope (letters, digits, - _ . @ : \\, and * for any run of characters), e.g. \"ssh.service\", got \(Self.quoted(bad))")
+            } else {
+                providers.networkExemptUnits = units
+            }
+        }
     }
 
     private mutating func readPreconditions(_ t: TOMLTable, into preconditions: inout PreconditionPolicy) {

@@ -46,7 +46,9 @@ final class HelperServer {
         let bound = address.withSockaddr { bind(listener, $0, $1) }
         umask(previous)
         guard bound == 0 else { throw HelperError("cannot bind \(options.socketPath): \(SystemError.current)") }
-        guard lchown(options.socketPath, carrel.uid, carrel.gid) == 0, chmod(options.socketPath, 0o600) == 0 else {
+        // The mode first, while root still owns the socket: once it is Carrel's,
+        // changing its mode would take CAP_FOWNER, which the unit does not grant.
+        guard chmod(options.socketPath, 0o600) == 0, lchown(options.socketPath, carrel.uid, carrel.gid) == 0 else {
             throw HelperError("cannot hand \(options.socketPath) to \(carrel.name): \(SystemError.current)")
         }
         guard Glibc.listen(listener, 4) == 0 else { throw HelperError("listen: \(SystemError.current)") }

@@ -78,7 +78,7 @@ struct AttestationStatementTests {
             + #""format":"carrel-attestation-1","issued_at_unix_ms":1700000005000,"key_fingerprint":"kf","#
             + #""nonce":"dead0101010101010101010101010101","#
             + #""policy":{"digest":"pd","file":"/etc/p.toml"},"#
-            + #""preconditions":{"checked":["x_server","policy_file","audit_log","virtual_machine"],"#
+            + #""preconditions":{"checked":["x_server","policy_file","audit_log","virtual_machine","kernel_keys","virtual_input"],"#
             + #""virtual_machine":{"detected":true,"refused":false,"signals":["DMI sys_vendor is \"QEMU\""]},"#
             + #""waived":["nested","seat"]},"#
             + #""session":{"began_at_unix_ms":1700000000000,"id":7,"interrupted":false,"interruptions":[],"phase":"active","run":"r1"}"#
@@ -92,8 +92,8 @@ struct AttestationStatementTests {
         let separated = try make(record, nonce: [0xde, 0xad] + Array(repeating: 0x01, count: 14), tally: tally,
                                  signer: .success(helped)).get()
         #expect(separated.text == expected.replacingOccurrences(
-            of: #""checked":["x_server","policy_file","audit_log","virtual_machine"]"#,
-            with: #""checked":["x_server","policy_file","audit_log","virtual_machine","privileged_helper"]"#))
+            of: #""checked":["x_server","policy_file","audit_log","virtual_machine","kernel_keys","virtual_input"]"#,
+            with: #""checked":["x_server","policy_file","audit_log","virtual_machine","privileged_helper","kernel_keys","virtual_input"]"#))
     }
 
     @Test("the configuration as digested: features and participants sorted, duplicates once, network taken away, the effective limit")

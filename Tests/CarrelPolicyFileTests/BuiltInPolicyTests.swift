@@ -80,6 +80,7 @@ let builtInKeys: [BuiltInKey] = [
     // nil: $XDG_RUNTIME_DIR/carrel, resolved when Carrel starts.
     BuiltInKey("providers.state_directory", .notARestriction) { builtIn.providers.stateDirectory == nil },
     BuiltInKey("providers.verify_interval_ms", .notARestriction) { builtIn.providers.verifyInterval == .milliseconds(1000) },
+    BuiltInKey("providers.network_exempt_units", .mostRestrictive) { builtIn.providers.networkExemptUnits.isEmpty },
     BuiltInKey("preconditions.waive", .mostRestrictive) { builtIn.preconditions.waived.isEmpty },
     BuiltInKey("preconditions.virtual_machine", .notMostRestrictive) { builtIn.preconditions.refuseVirtualMachine == false },
     BuiltInKey("audit.path", .notARestriction) { builtIn.audit.path == "/var/log/carrel/audit.jsonl" },

@@ -126,8 +126,11 @@ let invalidValues: [Invalid] = [
     Invalid("[providers]\nstate_directory = \"run/carrel\"", "providers.state_directory", line: 2, "absolute path", "got \"run/carrel\""),
     Invalid("[providers]\nverify_interval_ms = 5", "providers.verify_interval_ms", line: 2, "from 10 to 3600000, got 5"),
     Invalid("[providers]\nbluetooth = true", "providers.bluetooth", line: 2, "unknown key", "network, media"),
+    Invalid("[providers]\nnetwork_exempt_units = [\"ssh\"]", "providers.network_exempt_units", line: 2, "systemd unit names", "got \"ssh\""),
+    Invalid("[providers]\nnetwork_exempt_units = [\"../x.service\"]", "providers.network_exempt_units", line: 2, "e.g. \"ssh.service\""),
+    Invalid("[providers]\nnetwork_exempt_units = \"ssh.service\"", "providers.network_exempt_units", line: 2, "array of strings"),
     // [preconditions], [audit]
-    Invalid("[preconditions]\nwaive = [\"audit_log\"]", "preconditions.waive", line: 2, "\"audit_log\" cannot be waived", "nested, x_server, seat, policy_file"),
+    Invalid("[preconditions]\nwaive = [\"audit_log\"]", "preconditions.waive", line: 2, "\"audit_log\" cannot be waived", "nested, x_server, seat, policy_file, kernel_keys, virtual_input"),
     Invalid("[preconditions]\nwaive = [\"nested\", \"vm\"]", "preconditions.waive", line: 2, "\"vm\" cannot be waived"),
     Invalid("[preconditions]\nwaive = \"nested\"", "preconditions.waive", line: 2, "array of strings"),
     Invalid("[preconditions]\nvirtual_machine = \"deny\"", "preconditions.virtual_machine", line: 2, "\"report\"", "\"refuse\"", "got \"deny\""),
@@ -217,6 +220,7 @@ struct PolicyFileTests {
             media = true
             state_directory = "/run/exam/providers"
             verify_interval_ms = 250
+            network_exempt_units = ["ssh.service", "ifup@*.service"]
 
             [preconditions]
             waive = ["nested", "seat"]
@@ -248,8 +252,10 @@ struct PolicyFileTests {
         #expect(policy.control == ControlPolicy(socketPath: "/run/exam/ctl.sock", group: "examadmin"))
         #expect(policy.magnifier == MagnifierPolicy(zoomIn: KeyCombination(modifiers: [.ctrl, .alt], keyName: "plus"),
                                                     colourFilter: KeyCombination(modifiers: [.logo, .shift], keyName: "I")))
-        #expect(policy.providers == ProvidersPolicy(network: true, media: true, stateDirectory: "/run/exam/providers",
-                                                    verifyInterval: .milliseconds(250)))
+        var providers = ProvidersPolicy(network: true, media: true, stateDirectory: "/run/exam/providers",
+                                        verifyInterval: .milliseconds(250))
+        providers.networkExemptUnits = ["ssh.service", "ifup@*.service"]
+        #expect(policy.providers == providers)
         #expect(policy.preconditions == PreconditionPolicy(waived: [.nested, .seat], refuseVirtualMachine: true))
         #expect(policy.audit == AuditPolicy(path: "/srv/exam/audit.jsonl"))
     }

@@ -22,8 +22,39 @@ import pytest
 import carrel_harness as h
 from test_assessment import OTHER, PRECONDITIONS_UNMET, World, client_python, pywayland_protocols, start_xvfb  # noqa: F401
 
-ALL = ("nested", "x_server", "seat", "policy_file")
+ALL = ("nested", "x_server", "seat", "policy_file", "kernel_keys", "virtual_input")
 SYSTEMD = Path("/run/systemd/system").is_dir()  # sd_booted()'s own test
+
+
+def kernel_keys_open() -> bool:
+    """Whether the kernel or init leave Alt+SysRq or Ctrl+Alt+Del a way out,
+    read here as the precondition documents it (docs/PRECONDITIONS.md)."""
+    sysrq = Path("/proc/sys/kernel/sysrq")
+    if sysrq.exists():
+        if int(sysrq.read_text()) & 0xED:
+            return True
+        if "sysrq_always_enabled" in Path("/proc/cmdline").read_text():
+            return True
+    try:
+        if int(Path("/proc/sys/kernel/ctrl-alt-del").read_text()) != 0:
+            return True
+    except OSError:
+        return True
+    masked = any(os.path.islink(p) and os.readlink(p) == "/dev/null"
+                 for p in ("/etc/systemd/system/ctrl-alt-del.target", "/run/systemd/system/ctrl-alt-del.target"))
+    return not (SYSTEMD and masked)
+
+
+def virtual_input_present() -> bool:
+    root = Path("/sys/devices/virtual/input")
+    return root.is_dir() and any(p.name[5:].isdigit() for p in root.glob("input*"))
+
+
+def machine_unmet() -> list[str]:
+    """The preconditions this machine itself fails besides the ones every test
+    machine fails (nested, x_server, policy_file)."""
+    return (([] if SYSTEMD else ["seat"]) + (["kernel_keys"] if kernel_keys_open() else [])
+            + (["virtual_input"] if virtual_input_present() else []))
 
 
 def hypervisor_flag() -> bool:
@@ -79,7 +110,7 @@ def test_every_unmet_precondition_is_listed_not_just_the_first(unfit):
     world = unfit()
     heard = begin_once(world)
     assert heard.startswith(f"session s failed {PRECONDITIONS_UNMET} "), heard
-    expected = ["nested", "x_server", "policy_file"] + ([] if SYSTEMD else ["seat"])
+    expected = ["nested", "x_server", "policy_file"] + machine_unmet()
     for name in expected:
         assert f"{name}: " in heard, f"{name} not listed in {heard!r}"
     assert f"preconditions ({len(expected)})" in heard, heard
@@ -113,6 +144,10 @@ def test_each_precondition_alone_is_listed(unfit, name):
         pytest.skip("this machine runs logind: the seat check can be met here")
     world = unfit(waive=[n for n in ALL if n != name])
     heard = begin_once(world)
+    if name in ("kernel_keys", "virtual_input") and name not in machine_unmet():
+        # This machine meets it (read independently above): then it must not fail the begin.
+        assert heard == "session s began", heard
+        return
     assert heard.startswith(f"session s failed {PRECONDITIONS_UNMET} "), heard
     assert "preconditions (1): " + name + ": " in heard, heard
     for other in ALL:
@@ -165,11 +200,11 @@ def test_only_the_testing_waivers_exist(name):
     r = h.run_carrel_cli(["--waive-precondition", name, "--print-globals", "app"])
     assert r.returncode != 0, r
     assert f"--waive-precondition {name}: not a precondition that can be waived" in r.stderr, r.stderr
-    assert "nested, x_server, seat, policy_file" in r.stderr, r.stderr
+    assert "nested, x_server, seat, policy_file, kernel_keys, virtual_input" in r.stderr, r.stderr
 
 
 def test_a_policy_file_gone_since_start_cannot_be_vouched_for(unfit, tmp_path):
-    world = unfit(waive=["nested", "x_server", "seat"])
+    world = unfit(waive=["nested", "x_server", "seat", "kernel_keys", "virtual_input"])
     (tmp_path / "policy.toml").unlink()
     heard = begin_once(world)
     assert heard.startswith(f"session s failed {PRECONDITIONS_UNMET} "), heard

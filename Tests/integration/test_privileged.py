@@ -56,6 +56,17 @@ def ctl_bin() -> Path:
     return Path(os.environ.get("CARREL_CTL_BIN") or h.carrel_bin().parent / "carrelctl")
 
 
+def unit_bounding_set() -> str:
+    """dist/carrel-privileged.service's CapabilityBoundingSet, as setpriv's list (+net_admin,…)."""
+    unit = h.REPO / "dist" / "carrel-privileged.service"
+    for line in unit.read_text().splitlines():
+        if line.startswith("CapabilityBoundingSet="):
+            caps = line.split("=", 1)[1].split()
+            assert caps and all(c.startswith("CAP_") for c in caps), line
+            return ",".join("+" + c[len("CAP_"):].lower() for c in caps)
+    raise AssertionError(f"{unit} has no CapabilityBoundingSet= line")
+
+
 def account(name: str) -> pwd.struct_passwd:
     try:
         return pwd.getpwnam(name)
@@ -107,7 +118,10 @@ class Machine:
         self.helpers += 1
         err = self.logdir / f"helper{self.helpers}.stderr"
         self.logs.append((f"carrel-privileged {self.helpers} stderr", err))
+        # With the unit's capability bounding set, as systemd starts it: a step
+        # that needs a capability the unit does not grant fails here too.
         argv = [self.ns.ip, "netns", "exec", self.ns.name, "unshare", "-m", "sh", "-c", MOUNT + 'exec "$0" "$@"',
+                "setpriv", f"--bounding-set=-all,{unit_bounding_set()}", "--inh-caps=-all",
                 str(privileged_bin()), "--socket", str(self.socket), "--cgroup-subtree", self.subtree, *extra]
         with open(err, "wb") as e:
             proc = self.procs.spawn(f"helper{self.helpers}", argv, env=h.clean_env(), stdout=e, stderr=e)
@@ -239,7 +253,7 @@ def test_helper_refuses_other_users_and_answers_garbage_with_errors(machine, pro
         (b"not json", "not one JSON object"),
         (b"{}", "no string \\\"request\\\""),
         (b'{"request":"nft","argv":["flush","ruleset"]}', "unknown request \\\"nft\\\""),
-        (b'{"request":"network_apply","session":1,"exempt":["user.slice"]}', "is not a session cgroup"),
+        (b'{"request":"network_apply","session":1,"exempt":["user.slice"]}', "is neither a session cgroup"),
         (b'{"request":"network_apply","session":1,"exempt":[],"ruleset":"flush ruleset"}', "unknown key \\\"ruleset\\\""),
         (b'{"request":"spawn","role":"root","argv":["/bin/sh"],"env":{}}', "expected one of app, participant"),
         (b'{"request":"spawn","role":"app","argv":["/bin/sh"],"env":{}}', "\\\"cgroup\\\" is missing"),

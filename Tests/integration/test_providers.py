@@ -290,6 +290,67 @@ def test_network_established_connection_of_another_process_stops(carrel, procs, 
     w.alive()
 
 
+class FakeUnit:
+    """A cgroup `system.slice/NAME` standing in for one of the seat's own
+    services (sshd, node-exporter, …), made in the cgroup v2 hierarchy, as
+    systemd makes one per running unit; `connect` runs netprobe inside it."""
+
+    def __init__(self, ns: Namespace, name: str) -> None:
+        self.ns, self.path = ns, f"/sys/fs/cgroup/system.slice/{name}"
+        self.made_slice = False
+        r = self.sh(f"[ -d /sys/fs/cgroup/system.slice ] && echo there || mkdir /sys/fs/cgroup/system.slice")
+        self.made_slice = r.stdout.strip() != "there"
+        self.sh(f"mkdir {self.path}")
+
+    def sh(self, script: str) -> subprocess.CompletedProcess:
+        return self.ns.exec(["unshare", "-m", "sh", "-c", MOUNT_CGROUP2 + script])
+
+    def connect(self) -> str:
+        r = self.ns.exec(["unshare", "-m", "sh", "-c",
+                          MOUNT_CGROUP2 + f'echo $$ > {self.path}/cgroup.procs && exec "$0" "$@"',
+                          sys.executable, NETPROBE, "connect", PORT], check=False)
+        return r.stdout.strip()
+
+    def remove(self) -> None:
+        self.ns.exec(["unshare", "-m", "sh", "-c", MOUNT_CGROUP2 + f"rmdir {self.path}"
+                      + (" && rmdir /sys/fs/cgroup/system.slice" if self.made_slice else "")], check=False)
+
+
+def test_network_the_seats_own_services_the_policy_names_keep_it(carrel, procs, logdir, logs, tmp_path,
+                                                                 client_python, pywayland_protocols, netns):
+    """providers.network_exempt_units: a running unit the policy names keeps the
+    network beside the app, one it does not name loses it, and a named unit
+    that starts during the session is let through by the next verify."""
+    start_server(netns, procs, logdir)
+    tag = f"{os.getpid()}-{tmp_path.name[-8:]}"
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[providers]\nnetwork = true\nverify_interval_ms = 100\n'
+                      f'network_exempt_units = ["carrel-test-ssh-{tag}.service", "carrel-test-dhcp-{tag}@*.service"]\n')
+    named, unnamed = FakeUnit(netns, f"carrel-test-ssh-{tag}.service"), FakeUnit(netns, f"carrel-test-cron-{tag}.service")
+    late = None
+    try:
+        w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, netns,
+                     args=("--policy", str(policy)))
+        a = begin_session(w)
+        assert netns.table_exists(), f"began without carrel's nftables table\n{log_text(w)}"
+        assert named.connect() == "ok", f"the named service lost its network\n{log_text(w)}"
+        assert unnamed.connect().startswith("fail"), "a service the policy does not name kept the network"
+        assert netns.outside_connect().startswith("fail")
+        assert w.app_connect() == "ok"
+        late = FakeUnit(netns, f"carrel-test-dhcp-{tag}@eth0.service")
+        assert h.wait_until(lambda: late.connect() == "ok", 5, interval=0.3), \
+            f"a named unit started during the session never got its network\n{log_text(w)}"
+        a.send("end s")
+        a.expect("session s ended")
+        assert h.wait_until(lambda: not netns.table_exists(), 5)
+        w.alive()
+    finally:
+        procs.end_all()
+        for unit in (late, unnamed, named):
+            if unit:
+                unit.remove()
+
+
 def test_network_table_removed_mid_session_interrupts_with_integrity(carrel, procs, logdir, logs, tmp_path,
                                                                     client_python, pywayland_protocols, netns):
     w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, netns)

@@ -84,7 +84,8 @@ class Soak:
             [self.args.carrel, "--ready-fd", str(w), "--audit-log", str(self.work / "audit.jsonl"),
              # A test machine: headless, no logind seat (see docs/PRECONDITIONS.md).
              "--waive-precondition", "nested", "--waive-precondition", "x_server",
-             "--waive-precondition", "seat", "--", "sh", "-c",
+             "--waive-precondition", "seat", "--waive-precondition", "kernel_keys",
+             "--waive-precondition", "virtual_input", "--", "sh", "-c",
              'printf "%s\\n" "$WAYLAND_DISPLAY" > "$0.tmp" && mv "$0.tmp" "$0" && exec sleep 1000000',
              str(record)], env=env, pass_fds=(w,), stdout=self.carrel_log, stderr=self.carrel_log,
             start_new_session=True)

@@ -34,6 +34,13 @@ final class NetworkProvider: RestrictionProvider {
 
     /// The participants of a set that keep the network (`ParticipantNetwork`).
     var participantsWithNetwork: (RestrictionSet) -> [String] = { _ in [] }
+    /// The policy's `network_exempt_units`: the seat's own services that keep the network.
+    var exemptUnits: [String] = []
+    /// The infrastructure cgroups let through and their ids when loaded: a
+    /// unit that starts, stops or restarts (a new cgroup, a new id, which is
+    /// what nftables matches) is seen at the next verify and the ruleset is
+    /// loaded again.
+    private var infrastructure: [SessionCgroup.Entry] = []
 
     /// The table, then the cgroups to remove after a crash (the app's, the owner's).
     var recoveryToken: String { "\(tableName) \(cgroup?.relativePath ?? "") \(SessionCgroup.ownerName)" }
@@ -51,6 +58,7 @@ final class NetworkProvider: RestrictionProvider {
             exempt = try SessionCgroup.create(named: SessionCgroup.ownerName)
             adopted = (pid, try exempt.adopt(pid))
         }
+        infrastructure = SessionCgroup.infrastructure(exemptUnits)
         do {
             try load(cgroups(of: set, owner: exempt.relativePath), session: set.session, doing: "load the ruleset")
         } catch {
@@ -58,7 +66,11 @@ final class NetworkProvider: RestrictionProvider {
             throw error
         }
         ownerCgroup = exempt.relativePath
+        lastSet = set
     }
+
+    /// The set the loaded ruleset was made for (what a reload keeps).
+    private var lastSet: RestrictionSet?
 
     /// Loads the ruleset letting `wanted` through, in one nft transaction
     /// (a refused one leaves the previous ruleset as it was).
@@ -70,7 +82,7 @@ final class NetworkProvider: RestrictionProvider {
     /// The cgroups `set` lets through: the owner's unless its network is
     /// denied, then the participants' that keep theirs.
     private func cgroups(of set: RestrictionSet, owner: String) -> [String] {
-        (NetworkExemption.keepsNetwork(set) ? [owner] : []) + participantCgroups(set)
+        (NetworkExemption.keepsNetwork(set) ? [owner] : []) + participantCgroups(set) + infrastructure.map(\.path)
     }
 
     /// An update changed the participants (or the owner's network): the ruleset is loaded again, in
@@ -80,6 +92,7 @@ final class NetworkProvider: RestrictionProvider {
     /// previous ruleset stays loaded and the update fails.
     func update(_ set: RestrictionSet) throws(ProviderError) {
         guard let ownerCgroup else { return }  // not applied: nothing to fit
+        lastSet = set
         let wanted = cgroups(of: set, owner: ownerCgroup)
         guard wanted != allowed else { return }
         try load(wanted, session: set.session, doing: "load the ruleset for the updated participants")
@@ -92,14 +105,29 @@ final class NetworkProvider: RestrictionProvider {
     }
 
     func verify() throws(ProviderError) {
-        guard ownerCgroup != nil else { throw ProviderError("the nftables table inet \(tableName) was changed") }
+        guard let ownerCgroup else { throw ProviderError("the nftables table inet \(tableName) was changed") }
         try table.verify(allowed)
+        let now = SessionCgroup.infrastructure(exemptUnits)
+        if now != infrastructure, let set = lastSet {
+            // Loaded again in one transaction; if nft refuses, the previous
+            // ruleset stays and this verify fails (the session is interrupted).
+            let previous = infrastructure
+            infrastructure = now
+            do {
+                try load(cgroups(of: set, owner: ownerCgroup), session: set.session, doing: "let the seat's restarted services through")
+            } catch {
+                infrastructure = previous
+                throw error
+            }
+        }
     }
 
     func revert() throws(ProviderError) {
         try table.delete()
         allowed = []
         ownerCgroup = nil
+        lastSet = nil
+        infrastructure = []
         releaseOwner()
     }
 

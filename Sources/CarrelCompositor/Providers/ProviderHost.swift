@@ -101,6 +101,7 @@ final class ProviderHost {
         if policy.network {
             if let problem { logger.error("network provider: \(problem); sessions will fail to begin") }
             network = NetworkProvider(cgroup: cgroup, cgroupProblem: problem, table: helper.map(HelperNetworkTable.init(link:)))
+            network!.exemptUnits = policy.networkExemptUnits
             providers.append(network!)
         }
         if !policy.network, helper != nil, let problem {

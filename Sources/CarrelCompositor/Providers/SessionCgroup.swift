@@ -48,6 +48,31 @@ final class SessionCgroup {
         named(ParticipantNetwork.cgroupName(run: getpid(), participant: id))
     }
 
+    /// A cgroup as nftables matches it: its path and its id (the directory's inode).
+    struct Entry: Equatable {
+        var path: String
+        var id: UInt64
+    }
+
+    /// The running units of `system.slice` that `units` (the policy's
+    /// patterns) name, with their ids; `InfrastructureExemption` decides.
+    static func infrastructure(_ units: [String]) -> [Entry] {
+        guard !units.isEmpty else { return [] }
+        let slice = root + "/" + InfrastructureExemption.slice
+        guard let directory = opendir(slice) else { return [] }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            guard entry.pointee.d_type == UInt8(DT_DIR) else { continue }
+            names.append(withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) })
+        }
+        return InfrastructureExemption.cgroups(units: units, present: names).compactMap { path in
+            var info = stat()
+            guard stat(root + "/" + path, &info) == 0 else { return nil }  // stopped meanwhile
+            return Entry(path: path, id: UInt64(info.st_ino))
+        }
+    }
+
     /// Carrel's own cgroup (absolute below `root`, "/..."), nil if unreadable.
     static func own() -> String? { cgroup(of: "self") }
 

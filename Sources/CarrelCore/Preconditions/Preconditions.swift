@@ -22,13 +22,18 @@ public enum Precondition: String, Sendable, CaseIterable, Hashable, Comparable {
     /// needs it, the network table or a participant's start, can be done
     /// without it). Cannot be waived.
     case privilegedHelper = "privileged_helper"
+    /// The kernel and init leave the student's keyboard no way out of the
+    /// seat: no Alt+SysRq escape, no Ctrl+Alt+Del reboot (`KernelEscapes`).
+    case kernelKeys = "kernel_keys"
+    /// No input device a program made (uinput) exists: nobody types for the student.
+    case virtualInput = "virtual_input"
 
     public static func < (a: Self, b: Self) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
     }
 
     /// The ones a policy may waive, for testing and demonstrations only.
-    public static let waivable: [Precondition] = [.nested, .xServer, .seat, .policyFile]
+    public static let waivable: [Precondition] = [.nested, .xServer, .seat, .policyFile, .kernelKeys, .virtualInput]
 }
 
 /// `[preconditions]` in the policy.
@@ -62,6 +67,12 @@ public struct EnvironmentObservation: Sendable, Equatable {
     /// Why the privileged helper Carrel was told to use is not connected;
     /// nil when it is, or when there is none.
     public var privilegedHelperProblem: String?
+    /// The kernel's and init's own ways out; nil: not examined (fails closed).
+    public var kernelEscapes: KernelEscapes? = .closed
+    /// Names of the virtual (uinput) input devices present; nil: could not be listed.
+    public var virtualInputDevices: [String]? = []
+    /// Why the input devices could not be listed, when they could not.
+    public var virtualInputUnreadable: String?
 
     public init(nestedIn: [String] = [], xServerSockets: [String] = [], seat: SeatObservation = .sessions(seat: "seat0", others: []),
                 policyFile: FileOwnership? = nil, policyDirectory: FileOwnership? = nil, auditLogProblem: String? = nil,
@@ -233,6 +244,14 @@ public enum Preconditions {
         if let problem = observation.privilegedHelperProblem {
             unmet.append(UnmetPrecondition(.privilegedHelper, problem))
         }
+        if let escapes = observation.kernelEscapes {
+            let problems = escapes.problems
+            check(.kernelKeys, problems.isEmpty ? nil : problems.joined(separator: "; "))
+        } else {
+            check(.kernelKeys, "the kernel's SysRq and Ctrl+Alt+Del settings were not examined")
+        }
+        check(.virtualInput, VirtualInput.problem(devices: observation.virtualInputDevices,
+                                                  unreadable: observation.virtualInputUnreadable))
         let vm = observation.virtualMachine
         if policy.refuseVirtualMachine && !vm.signals.isEmpty {
             unmet.append(UnmetPrecondition(.virtualMachine, vm.summary + "; the policy refuses virtual machines"))

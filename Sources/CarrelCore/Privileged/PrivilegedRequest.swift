@@ -85,7 +85,8 @@ public enum PrivilegedRequest: Sendable, Hashable {
 
     /// Parses and validates one line (without its newline); cgroups must be
     /// session cgroups (`SessionCgroupName`) under `subtree`, the delegated
-    /// subtree the helper was started with.
+    /// subtree the helper was started with; a network exemption may also
+    /// name one unit's cgroup in system.slice (`InfrastructureExemption`).
     public static func parse(_ line: some Collection<UInt8>, subtree: String) -> Result<PrivilegedRequest, PrivilegedFailure> {
         guard line.count <= maximumLineLength else {
             return .failure(PrivilegedFailure("request is \(line.count) bytes; the limit is \(maximumLineLength)"))
@@ -105,8 +106,9 @@ public enum PrivilegedRequest: Sendable, Hashable {
         case "network_apply":
             result = fields.number("session").flatMap { session in
                 fields.strings("exempt", limit: maximumExempt).flatMap { exempt in
-                    if let bad = exempt.first(where: { !SessionCgroupName.isSessionCgroup($0, under: subtree) }) {
-                        return .failure(PrivilegedFailure("network_apply: \"\(shown(bad))\" is not a session cgroup under \(subtree.isEmpty ? "the cgroup root" : subtree) (carrel-PID, carrel-PID-owner or carrel-PID-participant-ID)"))
+                    if let bad = exempt.first(where: { !SessionCgroupName.isSessionCgroup($0, under: subtree)
+                                                       && !InfrastructureExemption.isInfrastructureCgroup($0, subtree: subtree) }) {
+                        return .failure(PrivilegedFailure("network_apply: \"\(shown(bad))\" is neither a session cgroup under \(subtree.isEmpty ? "the cgroup root" : subtree) (carrel-PID, carrel-PID-owner or carrel-PID-participant-ID) nor one unit's cgroup in system.slice (system.slice/UNIT.service)"))
                     }
                     return .success(.networkApply(session: session, exempt: exempt))
                 }

@@ -12,6 +12,10 @@ public struct ProvidersPolicy: Sendable, Equatable {
     public var stateDirectory: String?
     /// `verify_interval_ms`: how often the applied providers are verified.
     public var verifyInterval: Duration
+    /// `network_exempt_units`: the seat's own services (systemd units, `*`
+    /// allowed) that keep the network during a session
+    /// (`InfrastructureExemption`). None by default.
+    public var networkExemptUnits: [String] = []
 
     public init(network: Bool = false, media: Bool = false, stateDirectory: String? = nil,
                 verifyInterval: Duration = .seconds(1)) {
