@@ -186,7 +186,7 @@ final class AssessmentService {
         if let record, record.phase.isInert { return }
         let answer = server.attestor.answer(
             nonce: nonce, session: record, policy: server.policy.preconditions,
-            virtualMachine: server.environment.virtualMachine,
+            providers: server.policy.providers.enabledNames, virtualMachine: server.environment.virtualMachine,
             chain: AuditChainPosition(head: server.audit.head, seq: server.audit.seq), run: server.audit.run, now: Self.now())
         switch answer {
         case .success(let envelope):

@@ -65,12 +65,16 @@ final class Attestor {
     // MARK: - Statements
 
     /// The signed statement for `session`, or the refusal to send.
-    func answer(nonce: [UInt8], session: SessionRecord?, policy: PreconditionPolicy, virtualMachine: VirtualMachineSignals,
+    func answer(nonce: [UInt8], session: SessionRecord?, policy: PreconditionPolicy, providers: [String],
+                virtualMachine: VirtualMachineSignals,
                 chain: AuditChainPosition, run: String, now: Instant) -> Result<AttestationEnvelope, AttestationRefusal> {
         let signer = key.map { key in
-            AttestationFacts(keyFingerprint: key.publicKey.fingerprint, carrelVersion: version, executableDigest: executableDigest?.hex ?? "unreadable",
-                             policyFile: policyFile, policyDigest: policyDigest, preconditions: policy,
-                             virtualMachine: virtualMachine, run: run, privilegedHelper: privilegedHelper)
+            var facts = AttestationFacts(keyFingerprint: key.publicKey.fingerprint, carrelVersion: version,
+                                         executableDigest: executableDigest?.hex ?? "unreadable",
+                                         policyFile: policyFile, policyDigest: policyDigest, preconditions: policy,
+                                         virtualMachine: virtualMachine, run: run, privilegedHelper: privilegedHelper)
+            facts.providers = providers
+            return facts
         }
         let tally = session.flatMap { tallies[$0.id] } ?? SessionTally()
         let decided = AttestationRequest.answer(nonce: nonce, session: session, signer: signer, tally: tally, chain: chain,

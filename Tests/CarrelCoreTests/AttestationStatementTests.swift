@@ -81,6 +81,7 @@ struct AttestationStatementTests {
             + #""preconditions":{"checked":["x_server","policy_file","audit_log","virtual_machine","kernel_keys","virtual_input"],"#
             + #""virtual_machine":{"detected":true,"refused":false,"signals":["DMI sys_vendor is \"QEMU\""]},"#
             + #""waived":["nested","seat"]},"#
+            + #""restrictions":{"media":false,"network":false},"#
             + #""session":{"began_at_unix_ms":1700000000000,"id":7,"interrupted":false,"interruptions":[],"phase":"active","run":"r1"}"#
             + "}"
         #expect(statement.text == expected)
@@ -91,6 +92,13 @@ struct AttestationStatementTests {
         helped.privilegedHelper = true
         let separated = try make(record, nonce: [0xde, 0xad] + Array(repeating: 0x01, count: 14), tally: tally,
                                  signer: .success(helped)).get()
+        // With the network provider on, the statement says the network restriction held.
+        var restricted = facts
+        restricted.providers = ["network"]
+        let networked = try make(record, nonce: [0xde, 0xad] + Array(repeating: 0x01, count: 14), tally: tally,
+                                 signer: .success(restricted)).get()
+        #expect(networked.text == expected.replacingOccurrences(of: #""restrictions":{"media":false,"network":false}"#,
+                                                                with: #""restrictions":{"media":false,"network":true}"#))
         #expect(separated.text == expected.replacingOccurrences(
             of: #""checked":["x_server","policy_file","audit_log","virtual_machine","kernel_keys","virtual_input"]"#,
             with: #""checked":["x_server","policy_file","audit_log","virtual_machine","privileged_helper","kernel_keys","virtual_input"]"#))

@@ -129,3 +129,28 @@ struct ConfigurationTests {
         #expect(Instant(nanoseconds: 1_234_000_000).description == "t=1.234s")
     }
 }
+
+@Suite("A network denial needs the network restriction")
+struct NetworkDenialTests {
+    @Test("without providers.network, taking network away is refused, naming who; with it, accepted")
+    func refusedWithoutTheProvider() {
+        var policy = Policy.builtIn
+        policy.session.knownParticipants = ["calculator", "dictionary"]
+        var owner = AssessmentConfiguration()
+        owner.ownerNetworkDenied = true
+        var participant = AssessmentConfiguration(participants: ["calculator", "dictionary"])
+        participant.networkDeniedParticipants = ["dictionary", "not-named"]
+        let refusal = policy.sessionTerms.refusal(of: owner)
+        #expect(refusal?.contains("the session's owner off the network") == true)
+        #expect(refusal?.contains("providers.network is off") == true)
+        let named = policy.sessionTerms.refusal(of: participant)
+        #expect(named?.contains("participant \"dictionary\"") == true && named?.contains("not-named") == false)
+        // A denial of a participant the configuration does not name has no effect, so nothing to refuse.
+        var unnamed = AssessmentConfiguration(participants: ["calculator"])
+        unnamed.networkDeniedParticipants = ["dictionary"]
+        #expect(policy.sessionTerms.refusal(of: unnamed) == nil)
+        #expect(policy.sessionTerms.refusal(of: AssessmentConfiguration()) == nil)
+        policy.providers.network = true
+        #expect(policy.sessionTerms.refusal(of: owner) == nil && policy.sessionTerms.refusal(of: participant) == nil)
+    }
+}

@@ -186,7 +186,11 @@ struct ConfigurationRuleAgreementTests {
         let announced = Dictionary(uniqueKeysWithValues: AssessmentFeature.allCases
             .filter { _ in Double.random(in: 0..<1, using: &random) < 0.95 }
             .map { ($0, Bool.random(using: &random) ? AssessmentFeature.Enforcement.client : .compositor) })
-        return SessionPolicy(maximumTimeLimit: maximum, knownParticipants: known, announcedFeatures: announced)
+        var policy = SessionPolicy(maximumTimeLimit: maximum, knownParticipants: known, announcedFeatures: announced)
+        // The in-memory lockdown stands for a machine that enforces every
+        // restriction, the network's too (without it a network denial is refused).
+        policy.networkRestricted = true
+        return policy
     }
 
     static func generatedCase(_ random: inout SeededRandom) -> Case {
@@ -243,7 +247,8 @@ struct ConfigurationRuleAgreementTests {
 
     @Test("each row of the rule table, named")
     func rows() {
-        let policy = SessionPolicy(maximumTimeLimit: 600, knownParticipants: ["calculator"])
+        var policy = SessionPolicy(maximumTimeLimit: 600, knownParticipants: ["calculator"])
+        policy.networkRestricted = true
         let all = Set(AssessmentFeature.allCases)
         let rows: [(Case, String?)] = [
             (Case(features: [], participants: ["calculator"], networkWishes: ["calculator": true], mainNetwork: true, timeLimitSeconds: 600), nil),

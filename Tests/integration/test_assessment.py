@@ -647,6 +647,26 @@ def test_clipboard_from_before_begin_is_empty_after_began_and_after_ended(x11_wo
     world.alive()
 
 
+def test_a_network_denial_without_the_network_restriction_fails_the_begin(world):
+    """deny_owner_network on a machine whose policy restricts no one's network
+    (the built-in policy): nothing would keep the app off, so the begin fails
+    with unsupported_configuration, saying why, and nothing is left locked."""
+    a = world.client("exam")
+    a.map()
+    a.bind(version=3)
+    a.send("config c ; deny_owner_network c")
+    a.begin(config="c")
+    m = a.expect(r"session s (began|failed (\d+) (.*))")
+    assert m.group(2) == str(UNSUPPORTED_CONFIGURATION), m.group(0)
+    assert "off the network" in m.group(3) and "providers.network is off" in m.group(3), m.group(0)
+    # The same app, without the denial, begins at once: the failure left nothing behind.
+    a.begin("s2")
+    a.began("s2")
+    a.send("end s2")
+    a.expect("session s2 ended")
+    world.alive()
+
+
 def test_begin_with_an_unmapped_toplevel_fails_surface_not_ready(world):
     a = world.client("exam")
     a.send("toplevel u")

@@ -698,6 +698,9 @@ carrel_assessment_configuration_v1_set_time_limit(struct carrel_assessment_confi
  * administrator's policy gives it; a configuration can only take
  * network away, never give more than the policy does. Denying an id
  * the configuration does not name with add_participant has no effect.
+ * On a machine whose policy restricts no one's network, nothing would
+ * keep the participant off it: a begin or update with this denial then
+ * fails with unsupported_configuration.
  *
  * Denying the same id twice on one configuration raises the
  * already_set protocol error.
@@ -715,7 +718,10 @@ carrel_assessment_configuration_v1_deny_participant_network(struct carrel_assess
  * Keeps the client that begins the session (with every process it
  * started) off the network during the session, as it keeps everyone
  * else. Without this request the session's owner keeps the network
- * while the policy's network restriction holds for everyone else.
+ * while the policy's network restriction holds for everyone else. On a
+ * machine whose policy restricts no one's network, nothing would keep
+ * the owner off it: a begin or update with this denial then fails with
+ * unsupported_configuration.
  *
  * Sending it twice on one configuration raises the already_set
  * protocol error.

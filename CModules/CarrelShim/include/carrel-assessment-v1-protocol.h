@@ -591,7 +591,9 @@ struct carrel_assessment_configuration_v1_interface {
 	 * administrator's policy gives it; a configuration can only take
 	 * network away, never give more than the policy does. Denying an
 	 * id the configuration does not name with add_participant has no
-	 * effect.
+	 * effect. On a machine whose policy restricts no one's network,
+	 * nothing would keep the participant off it: a begin or update
+	 * with this denial then fails with unsupported_configuration.
 	 *
 	 * Denying the same id twice on one configuration raises the
 	 * already_set protocol error.
@@ -608,7 +610,9 @@ struct carrel_assessment_configuration_v1_interface {
 	 * it started) off the network during the session, as it keeps
 	 * everyone else. Without this request the session's owner keeps
 	 * the network while the policy's network restriction holds for
-	 * everyone else.
+	 * everyone else. On a machine whose policy restricts no one's
+	 * network, nothing would keep the owner off it: a begin or update
+	 * with this denial then fails with unsupported_configuration.
 	 *
 	 * Sending it twice on one configuration raises the already_set
 	 * protocol error.

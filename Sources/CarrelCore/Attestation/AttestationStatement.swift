@@ -18,6 +18,10 @@ public struct AttestationFacts: Sendable, Equatable {
     /// Whether Carrel runs through the privileged helper, so the
     /// `privileged_helper` precondition was checked (it applies only then).
     public var privilegedHelper: Bool
+    /// The restrictions beyond the display that hold in every session
+    /// (`ProvidersPolicy.enabledNames`): a statement says `network: false`
+    /// rather than let a verifier assume other processes were cut off.
+    public var providers: [String] = []
 
     public init(keyFingerprint: String, carrelVersion: String, executableDigest: String, policyFile: String?,
                 policyDigest: String?, preconditions: PreconditionPolicy, virtualMachine: VirtualMachineSignals, run: String,
@@ -124,6 +128,9 @@ public struct AttestationStatement: Sendable, Hashable {
                 "version": .string(facts.carrelVersion),
                 "executable_digest": .string(facts.executableDigest),
             ]),
+            "restrictions": .object(Dictionary(uniqueKeysWithValues: ProvidersPolicy.knownNames.map {
+                ($0, CanonicalJSON.bool(facts.providers.contains($0)))
+            })),
             "blocked_attempts": .object(tally.blockedByKind.mapValues { .integer(Int64(clamping: $0)) }),
             "audit": .object([
                 "chain_head": .string(chain.head),

@@ -105,7 +105,7 @@ public struct Desk: Sendable {
 
     public init(_ setup: Setup) {
         policy = setup.policy
-        invigilator = Invigilator(policy: setup.policy.session, appLock: setup.policy.appLock)
+        invigilator = Invigilator(policy: setup.policy.sessionTerms, appLock: setup.policy.appLock)
         appName = setup.appName
         assessment = setup.assessment
         emergency = setup.emergency
@@ -563,7 +563,7 @@ public struct Desk: Sendable {
         self.emergency = emergency
         self.unlockKeys = unlockKeys
         if let magnifierKeys { self.magnifierKeys = magnifierKeys }
-        invigilator.adopt(policy: policy.session, appLock: policy.appLock)
+        invigilator.adopt(policy: policy.sessionTerms, appLock: policy.appLock)
     }
 
     // MARK: - The Invigilator's effects

@@ -6,6 +6,14 @@
 public struct Policy: Sendable, Equatable {
     /// Who may begin sessions, time limits, participant ids.
     public var session: SessionPolicy
+
+    /// `session` with what the rest of the policy decides for a begin:
+    /// whether the network restriction holds.
+    public var sessionTerms: SessionPolicy {
+        var terms = session
+        terms.networkRestricted = providers.network
+        return terms
+    }
     /// Participants by id: what Carrel launches and what each may do.
     public var participants: [String: ParticipantPolicy]
     /// The input method Carrel launches, if any.

@@ -27,6 +27,11 @@ public struct SessionPolicy: Sendable, Equatable {
     /// How long a pending session may wait for a frame showing only the
     /// session on every enabled output before it fails with `timeout`.
     public var presentationTimeout: Duration
+    /// Whether the network restriction (`providers.network`) holds in every
+    /// session, so a configuration may take network away; without it a
+    /// network denial is refused (nothing would enforce it). Set from the
+    /// policy's providers (`Policy.sessionTerms`).
+    public var networkRestricted = false
 
     /// Eight hours: the limit exam platforms put on a lock when nobody says otherwise.
     public static let fallbackMaximumTimeLimit: UInt32 = ConfigurationRule.fallbackMaximumTimeLimit
@@ -80,7 +85,21 @@ public struct SessionPolicy: Sendable, Equatable {
     /// `nil` if it can (``ConfigurationRule``, the rule AssessmentKit's
     /// in-memory lockdown applies too). A refusal is `unsupported_configuration` on the wire.
     public func refusal(of configuration: AssessmentConfiguration) -> String? {
-        ConfigurationRule.refusal(participants: configuration.participants, timeLimit: configuration.timeLimit,
-                                  allowedFeatures: configuration.allowedFeatures, terms: configurationTerms)
+        if let problem = ConfigurationRule.refusal(participants: configuration.participants, timeLimit: configuration.timeLimit,
+                                                   allowedFeatures: configuration.allowedFeatures, terms: configurationTerms) {
+            return problem
+        }
+        return networkDenialRefusal(configuration)
+    }
+
+    /// A configuration that takes network away on a machine that restricts
+    /// no one's: a restriction Carrel cannot guarantee fails the begin.
+    private func networkDenialRefusal(_ configuration: AssessmentConfiguration) -> String? {
+        guard !networkRestricted else { return nil }
+        var denied = configuration.networkDeniedParticipants.intersection(configuration.participants).sorted()
+            .map { "participant \($0.debugDescription)" }
+        if configuration.ownerNetworkDenied { denied.insert("the session's owner", at: 0) }
+        guard !denied.isEmpty else { return nil }
+        return "the configuration keeps \(denied.joined(separator: " and ")) off the network, but this machine restricts no one's network (the policy's providers.network is off), so nothing would; turn the network provider on or leave the denial out"
     }
 }
