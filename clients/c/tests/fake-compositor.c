@@ -34,6 +34,7 @@ struct fake {
 	pthread_mutex_t lock; /* guards what both threads read: sessions, binds */
 	int call_pipe[2];     /* test -> server: a struct call * */
 	int ack_pipe[2];      /* server -> test: one byte per call done */
+	struct wl_event_source *calls;
 	struct wl_resource *managers[FAKE_MAX_MANAGERS];
 	int manager_count;
 	int binds;
@@ -321,8 +322,8 @@ struct fake *fake_start(struct fake_options options)
 	require(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sockets) == 0);
 	fake->client = wl_client_create(fake->server, sockets[0]);
 	require(pipe2(fake->call_pipe, O_CLOEXEC) == 0 && pipe2(fake->ack_pipe, O_CLOEXEC) == 0);
-	wl_event_loop_add_fd(wl_display_get_event_loop(fake->server), fake->call_pipe[0], WL_EVENT_READABLE,
-	                     handle_call, fake);
+	fake->calls = wl_event_loop_add_fd(wl_display_get_event_loop(fake->server), fake->call_pipe[0],
+	                                   WL_EVENT_READABLE, handle_call, fake);
 	require(pthread_create(&fake->thread, NULL, serve, fake) == 0);
 
 	fake->display = wl_display_connect_to_fd(sockets[1]);
@@ -413,6 +414,7 @@ void fake_stop(struct fake *fake)
 	wl_display_disconnect(fake->display);
 	fake_call(fake, NULL, NULL);
 	pthread_join(fake->thread, NULL);
+	wl_event_source_remove(fake->calls);
 	wl_display_destroy_clients(fake->server);
 	wl_display_destroy(fake->server);
 	close(fake->call_pipe[0]), close(fake->call_pipe[1]);
