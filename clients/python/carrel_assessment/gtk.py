@@ -18,8 +18,9 @@ from typing import Callable, Optional
 import gi
 
 gi.require_version("Gdk", "4.0")
+gi.require_version("GdkWayland", "4.0")
 gi.require_version("Gtk", "4.0")
-from gi.repository import Gdk, GLib, Gtk  # noqa: E402
+from gi.repository import Gdk, GdkWayland, GLib, Gtk  # noqa: E402
 
 from . import AssessmentError, Configuration, Error, Lockdown, Session  # noqa: E402
 
@@ -46,9 +47,9 @@ def _address(obj) -> int:
 
 
 def _require_wayland(display: Gdk.Display) -> None:
-    if type(display).__name__ != "WaylandDisplay":
+    if not isinstance(display, GdkWayland.WaylandDisplay):
         raise AssessmentError(Error.NOT_AVAILABLE,
-                              f"GTK runs on {type(display).__name__}, not Wayland; start the app with "
+                              f"GTK runs on {display.__gtype__.name}, not Wayland; start the app with "
                               "GDK_BACKEND=wayland inside Carrel")
 
 

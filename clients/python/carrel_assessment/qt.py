@@ -51,7 +51,8 @@ def _native_interface() -> tuple:
 def wl_display() -> int:
     """The `struct wl_display *` of the running Qt application."""
     interface, wayland = _native_interface()
-    display = getattr(wayland, _FOR_INTEGRATION)(interface, sip.unwrapinstance(QByteArray(b"wl_display")))
+    name = QByteArray(b"wl_display")  # held: Qt reads it through the address below
+    display = getattr(wayland, _FOR_INTEGRATION)(interface, sip.unwrapinstance(name))
     # A guard against a Qt whose layout differs: a wl_display's fd is the
     # compositor's Unix socket.
     if not display or not _is_socket(ctypes.CDLL("libwayland-client.so.0"), display):
@@ -72,8 +73,8 @@ def _is_socket(client: ctypes.CDLL, display: int) -> bool:
 def wl_surface(window: QWindow) -> int:
     """The `struct wl_surface *` of a shown QWindow (widget.windowHandle())."""
     interface, wayland = _native_interface()
-    surface = getattr(wayland, _FOR_WINDOW)(interface, sip.unwrapinstance(QByteArray(b"surface")),
-                                            sip.unwrapinstance(window))
+    name = QByteArray(b"surface")  # held: Qt reads it through the address below
+    surface = getattr(wayland, _FOR_WINDOW)(interface, sip.unwrapinstance(name), sip.unwrapinstance(window))
     if not surface:
         raise AssessmentError(Error.SURFACE_NOT_READY, "the window has no wl_surface yet; show() it first")
     return surface
