@@ -27,6 +27,7 @@ from __future__ import annotations
 import ctypes
 import enum
 import os
+import sys
 import traceback
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, Optional
@@ -401,6 +402,10 @@ class Session:
             self._pointer = None
 
     def __del__(self) -> None:
+        # At interpreter exit the toolkit may have closed its display
+        # already; the compositor ends the session when the connection goes.
+        if sys.is_finalizing():
+            return
         try:
             self.close()
         except Exception:
