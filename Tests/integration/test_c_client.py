@@ -65,13 +65,19 @@ def gtk4_exam(installed, tmp_path_factory) -> Path:
     """clients/examples/gtk4-exam.c built from the installed pkg-config files alone."""
     cc, pkg_config = h.require_tool("cc"), h.require_tool("pkg-config")
     env = h.clean_env({"PKG_CONFIG_PATH": str(installed.pkgconfig_dir)})
-    flags = subprocess.run([pkg_config, "--cflags", "--libs", "carrel-assessment-client", "gtk4"], env=env,
-                           capture_output=True, text=True, timeout=30)
-    assert flags.returncode == 0, f"pkg-config could not resolve carrel-assessment-client and gtk4 " \
-                                  f"(libgtk-4-dev installed?): {flags.stderr}"
+    # The library's prefix as found (the suite may run from a copy of the
+    # installed tree, as nobody); GTK's as Debian installed it.
+    flags = []
+    for package, define in (("carrel-assessment-client", [f"--define-variable=prefix={installed.prefix}"]),
+                            ("gtk4", [])):
+        found = subprocess.run([pkg_config, *define, "--cflags", "--libs", package], env=env,
+                               capture_output=True, text=True, timeout=30)
+        assert found.returncode == 0, f"pkg-config could not resolve {package} (libgtk-4-dev installed?): " \
+                                      f"{found.stderr}"
+        flags += found.stdout.split()
     out = tmp_path_factory.mktemp("gtk4-exam") / "gtk4-exam"
     build = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", str(out),
-                            str(EXAMPLES / "gtk4-exam.c"), *flags.stdout.split()],
+                            str(EXAMPLES / "gtk4-exam.c"), *flags],
                            env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
     assert build.returncode == 0, f"gtk4-exam.c did not build against the installed library:\n{build.stderr}"
     out.parent.chmod(0o755)  # the suite also runs as nobody
