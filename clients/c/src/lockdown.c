@@ -9,6 +9,7 @@
 #include "private.h"
 
 struct global_finder {
+	bool found;
 	uint32_t name;
 	uint32_t version;
 };
@@ -19,6 +20,7 @@ static void handle_global(void *data, struct wl_registry *registry, uint32_t nam
 	(void)registry;
 	struct global_finder *finder = data;
 	if (strcmp(interface, carrel_assessment_manager_v1_interface.name) == 0) {
+		finder->found = true;
 		finder->name = name;
 		finder->version = version;
 	}
@@ -131,7 +133,7 @@ CARREL_PUBLIC struct carrel_assessment *carrel_assessment_create(struct wl_displ
 	wl_registry_add_listener(registry, &registry_listener, &finder);
 	if (wl_display_roundtrip_queue(display, private_queue) < 0)
 		goto out;
-	if (finder.name == 0) {
+	if (!finder.found) {
 		code = CARREL_ASSESSMENT_ERROR_NOT_AVAILABLE;
 		goto out;
 	}

@@ -72,8 +72,8 @@ static void handle_began(void *data, struct carrel_assessment_session_v1 *proxy)
 	struct carrel_assessment_session *session = data;
 	if (session->state != CARREL_ASSESSMENT_SESSION_BEGINNING)
 		return;
-	lockdown_enter(session->lockdown);
 	struct carrel_assessment *lockdown = session->lockdown;
+	lockdown_enter(lockdown);
 	session->state = CARREL_ASSESSMENT_SESSION_ACTIVE;
 	deliver_simple(session, CARREL_ASSESSMENT_EVENT_BEGAN, CARREL_ASSESSMENT_OK, NULL);
 	lockdown_leave(lockdown);
@@ -348,12 +348,15 @@ CARREL_PUBLIC enum carrel_assessment_error carrel_assessment_session_update(
 	if (!copy)
 		return CARREL_ASSESSMENT_ERROR_NO_MEMORY;
 	enum carrel_assessment_error refusal = version_refusal(session, copy);
-	struct carrel_assessment_configuration **grown =
-		refusal ? NULL
-		        : realloc(session->pending_updates, (session->pending_update_count + 1) * sizeof *grown);
-	if (refusal || !grown) {
+	if (refusal != CARREL_ASSESSMENT_OK) {
 		carrel_assessment_configuration_destroy(copy);
-		return refusal ? refusal : CARREL_ASSESSMENT_ERROR_NO_MEMORY;
+		return refusal;
+	}
+	struct carrel_assessment_configuration **grown =
+		realloc(session->pending_updates, (session->pending_update_count + 1) * sizeof *grown);
+	if (!grown) {
+		carrel_assessment_configuration_destroy(copy);
+		return CARREL_ASSESSMENT_ERROR_NO_MEMORY;
 	}
 	session->pending_updates = grown;
 	struct carrel_assessment_configuration_v1 *object = configuration_send(lockdown, copy);

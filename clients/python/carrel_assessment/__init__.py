@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, Optional
 
 __all__ = ["AssessmentError", "Configuration", "Enforcement", "Error", "Event", "EventKind", "Feature",
-           "LockState", "Lockdown", "Session", "SessionState", "PROTOCOL_VERSION"]
+           "LockState", "Lockdown", "Session", "SessionState", "PROTOCOL_VERSION", "features"]
 
 PROTOCOL_VERSION = 3
 
@@ -325,6 +325,11 @@ class Lockdown:
         if self._pointer:
             _lib().carrel_assessment_destroy(self._pointer)
             self._pointer = None
+
+    def __del__(self) -> None:
+        # As Session.__del__: not at interpreter exit, when the display may be gone.
+        if not sys.is_finalizing() and getattr(self, "_pointer", None):
+            self.close()
 
     def _live(self) -> int:
         if not self._pointer:
