@@ -115,6 +115,18 @@ def test_c_gtk4_exam_locks_its_window_and_ends(carrel, installed, gtk4_exam):
     assert audit_story(c) == ["begin", "began", "ended"], f"audit {audit_story(c)}\n{c.evidence()}"
 
 
+def test_the_c_exams_configuration_reaches_carrel_and_its_time_limit_interrupts_it(carrel, installed, gtk4_exam):
+    c, got = run_exam(carrel, ["env", "GDK_BACKEND=wayland", *installed.env(), str(gtk4_exam), "--time-limit", "1",
+                               "--allow", "spell_check", "--allow", "input_method"], "gtk4-exam")
+    assert len(got) == 5 and got[:2] == ["locking", "event began"] \
+        and got[2].startswith("event interrupted time_limit") and got[3:] == ["content hidden", "event ended"], \
+        f"events {got}\n{c.evidence()}"
+    begin = [json.loads(line) for line in c.audit_log.read_text().splitlines() if '"event":"begin"' in line]
+    assert begin and "allow=[spell_check,input_method]" in begin[0]["detail"] \
+        and "time_limit=1" in begin[0]["detail"], f"what Carrel recorded of the configuration: {begin}"
+    assert audit_story(c) == ["begin", "began", "interrupted time_limit", "ended"], f"audit {audit_story(c)}"
+
+
 def test_a_second_exam_is_refused_and_an_interrupted_one_hides_its_content_and_ends(
         carrel, installed, gtk4_exam, carrelctl, control_dir, logdir, logs):
     """Two C exams under one carrel: the second gets failed(already_active),

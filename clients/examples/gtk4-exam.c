@@ -11,6 +11,7 @@
  * Each event is printed as "gtk4-exam: event NAME [REASON MESSAGE]".
  * --hold SECONDS  end the session by itself after that long (0: only when interrupted)
  * --allow FEATURE allow a feature (spell_check, input_method, ...), repeatable
+ * --time-limit S  ask for a session of at most S seconds (default: the policy's)
  * Exit status: 0 after ended, 2 when the session failed to begin, 1 otherwise.
  */
 #include <carrel/assessment.h>
@@ -142,6 +143,9 @@ static int parse_arguments(struct exam *exam, int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--hold") == 0 && i + 1 < argc) {
 			exam->hold_seconds = (guint)strtoul(argv[++i], NULL, 10);
+		} else if (strcmp(argv[i], "--time-limit") == 0 && i + 1 < argc) {
+			carrel_assessment_configuration_set_time_limit(exam->configuration,
+			                                               (uint32_t)strtoul(argv[++i], NULL, 10));
 		} else if (strcmp(argv[i], "--allow") == 0 && i + 1 < argc) {
 			const char *name = argv[++i];
 			int feature = 0;
@@ -155,7 +159,7 @@ static int parse_arguments(struct exam *exam, int argc, char **argv)
 				return -1;
 			}
 		} else {
-			fprintf(stderr, "usage: gtk4-exam [--hold SECONDS] [--allow FEATURE]...\n");
+			fprintf(stderr, "usage: gtk4-exam [--hold SECONDS] [--time-limit SECONDS] [--allow FEATURE]...\n");
 			return -1;
 		}
 	}
