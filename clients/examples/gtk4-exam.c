@@ -14,9 +14,7 @@
  * --time-limit S  ask for a session of at most S seconds (default: the policy's)
  * Exit status: 0 after ended, 2 when the session failed to begin, 1 otherwise.
  */
-#include <carrel/assessment.h>
-#include <gdk/wayland/gdkwayland.h>
-#include <gtk/gtk.h>
+#include <carrel/assessment-gtk.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,36 +86,25 @@ static void on_event(void *data, struct carrel_assessment_session *session, cons
 	}
 }
 
-/* GDK commits the window's first frame in its own after-paint handler,
- * connected before this one: from here on the compositor sees it mapped. */
-static void on_first_frame(GdkFrameClock *clock, gpointer data)
+/* The lockdown and the session come from the window (carrel/assessment-gtk.h);
+ * the session begins once the window's first frame is committed. */
+static void lock(struct exam *exam)
 {
-	struct exam *exam = data;
-	g_signal_handlers_disconnect_by_func(clock, on_first_frame, data);
-
-	GdkDisplay *display = gtk_widget_get_display(GTK_WIDGET(exam->window));
-	GdkSurface *surface = gtk_native_get_surface(GTK_NATIVE(exam->window));
-	if (!GDK_IS_WAYLAND_DISPLAY(display)) {
-		fprintf(stderr, "gtk4-exam: GTK is not running on Wayland; start it with GDK_BACKEND=wayland inside Carrel\n");
-		g_application_quit(G_APPLICATION(exam->app));
-		return;
-	}
 	enum carrel_assessment_error error;
-	exam->lockdown = carrel_assessment_create(gdk_wayland_display_get_wl_display(display), NULL, &error);
+	exam->lockdown = carrel_assessment_gtk_create(exam->window, &error);
 	if (!exam->lockdown) {
 		fprintf(stderr, "gtk4-exam: cannot lock: %s\n", carrel_assessment_error_describe(error));
 		g_application_quit(G_APPLICATION(exam->app));
 		return;
 	}
-	exam->session = carrel_assessment_session_create(exam->lockdown, gdk_wayland_surface_get_wl_surface(surface),
-	                                                 exam->configuration, on_event, exam);
-	error = exam->session ? carrel_assessment_session_begin(exam->session) : CARREL_ASSESSMENT_ERROR_NO_MEMORY;
-	if (error != CARREL_ASSESSMENT_OK) {
-		fprintf(stderr, "gtk4-exam: begin refused: %s\n", carrel_assessment_error_describe(error));
-		exam->exit_status = 2;
+	exam->session = carrel_assessment_gtk_session_create(exam->lockdown, exam->window, exam->configuration,
+	                                                     on_event, exam);
+	if (!exam->session) {
+		fprintf(stderr, "gtk4-exam: cannot make a session for the window\n");
 		g_application_quit(G_APPLICATION(exam->app));
 		return;
 	}
+	carrel_assessment_gtk_begin_when_drawn(exam->window, exam->session);
 	say("locking", NULL);
 }
 
@@ -134,8 +121,7 @@ static void on_activate(GtkApplication *app, gpointer data)
 	gtk_box_append(GTK_BOX(box), exam->question);
 	gtk_window_set_child(exam->window, box);
 	gtk_window_present(exam->window);
-	GdkFrameClock *clock = gdk_surface_get_frame_clock(gtk_native_get_surface(GTK_NATIVE(exam->window)));
-	g_signal_connect(clock, "after-paint", G_CALLBACK(on_first_frame), exam);
+	lock(exam);
 }
 
 static int parse_arguments(struct exam *exam, int argc, char **argv)
