@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -159,6 +160,60 @@ def test_a_second_exam_is_refused_and_an_interrupted_one_hides_its_content_and_e
         for path in (first, second, second_status):
             path.unlink(missing_ok=True)
         tmp.rmdir()
+
+
+ORANGE = (0xff, 0x88, 0x00)
+
+
+def orange_pixels(image, enough: int = 0) -> int:
+    """Pixels of exactly ORANGE (carrel-paint's fill, unblended); stops at `enough`."""
+    needle, count = bytes(ORANGE), 0
+    for row in image.rgb_rows():
+        at = row.find(needle)
+        while at >= 0:
+            count += at % 3 == 0  # a whole pixel, not bytes across two
+            if enough and count >= enough:
+                return count
+            at = row.find(needle, at + 1)
+    return count
+
+
+def test_as_the_x_server_shows_it_only_the_c_exam_is_seen_while_its_session_holds(
+        carrel, installed, gtk4_exam, paint_bin, carrelctl, control_dir, procs, logdir, logs, artifacts_dir):
+    """Carrel nested in Xvfb: an untrusted orange window is seen before the
+    session, never while the C exam's session holds (the exam's own window is
+    what shows), and the exam ends when an administrator interrupts it."""
+    from test_visual import screenshot, start_xvfb, save
+
+    display = start_xvfb(procs, logdir, logs)
+    go, out = logdir / "go", logdir / "exam.out"
+    socket = control_dir / "control.sock"
+    # The exam starts once the test has seen the untrusted window (bounded).
+    script = ('i=0; until [ -e "$1" ]; do i=$((i+1)); [ $i -gt 200 ] && exit 3; sleep 0.05; done; '
+              'exec "$0" --hold 0 > "$2" 2>&1')
+    c = carrel.start(app=["env", "GDK_BACKEND=wayland", *installed.env(), "sh", "-c", script, str(gtk4_exam),
+                          str(go), str(out)],
+                     backend="x11", env={"DISPLAY": display}, args=["--control-socket", str(socket)])
+    c.client([str(paint_bin), "--color", "%02x%02x%02x" % ORANGE], name="untrusted-orange")
+    seen = h.wait_until(lambda: orange_pixels(screenshot(display), enough=1000) >= 1000, h.CLIENT_TIMEOUT, interval=0.25)
+    assert seen, f"the untrusted orange window never showed before the session\n{c.evidence()}"
+    go.touch()
+    assert h.wait_until(lambda: "event began" in lines(out, "gtk4-exam"), h.CLIENT_TIMEOUT), \
+        f"the exam never began: {lines(out, 'gtk4-exam')}\n{c.evidence()}"
+    for shot in range(6):
+        image = screenshot(display)
+        leaked = orange_pixels(image)
+        centre = image.pixel(image.width // 3, image.height // 3)
+        if leaked or sum(centre) < 3 * 160:
+            png = save(image, artifacts_dir, "c-exam-session")
+            pytest.fail(f"screenshot {shot} while the session holds: {leaked} orange pixels, the exam's "
+                        f"window at the centre shows {centre} (expected GTK's light background); {png}")
+        time.sleep(0.2)
+    r = Ctl(carrelctl, socket, logdir, logs).run("end", "--reason", "fire alarm")
+    assert r.returncode == 0, f"carrelctl end: {r.stderr}"
+    assert c.wait_exit() == 0, c.evidence()
+    assert lines(out, "gtk4-exam")[-3:] == ["event interrupted administrative fire alarm", "content hidden",
+                                            "event ended"], out.read_text()
 
 
 def test_python_gtk4_exam_locks_its_window_and_ends(carrel, installed):
