@@ -17,7 +17,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -132,34 +131,28 @@ def test_a_second_exam_is_refused_and_an_interrupted_one_hides_its_content_and_e
         carrel, installed, gtk4_exam, carrelctl, control_dir, logdir, logs):
     """Two C exams under one carrel: the second gets failed(already_active),
     then an administrator interrupts the first, which hides and ends."""
-    tmp = Path(tempfile.mkdtemp(prefix="carrel-c-exam-", dir="/tmp"))
-    first, second, second_status = tmp / "first.out", tmp / "second.out", tmp / "second.status"
+    first, second, second_status = logdir / "first.out", logdir / "second.out", logdir / "second.status"
     # The first holds until interrupted; the second starts once the first began (bounded).
     script = ('"$0" --hold 0 > "$1" 2>&1 & first=$!; i=0; '
               'until grep -q "event began" "$1"; do i=$((i+1)); [ $i -gt 150 ] && break; sleep 0.1; done; '
               '"$0" > "$2" 2>&1; echo $? > "$3"; wait $first')
     socket = control_dir / "control.sock"
-    c = carrel.start(app=["env", "GDK_BACKEND=wayland", *installed.env(), "sh", "-c", script, str(gtk4_exam), str(first),
-                          str(second), str(second_status)],
+    c = carrel.start(app=["env", "GDK_BACKEND=wayland", *installed.env(), "sh", "-c", script, str(gtk4_exam),
+                          str(first), str(second), str(second_status)],
                      args=["--control-socket", str(socket)], wait_ready=False)
-    try:
-        assert h.wait_until(second_status.exists, h.CLIENT_TIMEOUT), \
-            f"the second exam never finished; first: {lines(first, 'gtk4-exam')}\n{c.evidence()}"
-        assert second_status.read_text().strip() == "2", second.read_text()
-        assert lines(second, "gtk4-exam")[-1].startswith("event failed already_active"), second.read_text()
-        assert "event began" in lines(first, "gtk4-exam"), first.read_text()
-        ctl = Ctl(carrelctl, socket, logdir, logs)
-        r = ctl.run("end", "--reason", "fire alarm")
-        assert r.returncode == 0, f"carrelctl end: {r.stderr}"
-        assert c.wait_exit() == 0, c.evidence()
-        assert lines(first, "gtk4-exam") == ["locking", "event began", "event interrupted administrative fire alarm",
-                                             "content hidden", "event ended"], first.read_text()
-        assert audit_story(c)[:2] == ["begin", "began"] and "interrupted administrative" in audit_story(c) \
-            and audit_story(c)[-1] == "ended", f"audit {audit_story(c)}"
-    finally:
-        for path in (first, second, second_status):
-            path.unlink(missing_ok=True)
-        tmp.rmdir()
+    assert h.wait_until(second_status.exists, h.CLIENT_TIMEOUT), \
+        f"the second exam never finished; first: {lines(first, 'gtk4-exam')}\n{c.evidence()}"
+    assert second_status.read_text().strip() == "2", second.read_text()
+    assert lines(second, "gtk4-exam")[-1].startswith("event failed already_active"), second.read_text()
+    assert "event began" in lines(first, "gtk4-exam"), first.read_text()
+    ctl = Ctl(carrelctl, socket, logdir, logs)
+    r = ctl.run("end", "--reason", "fire alarm")
+    assert r.returncode == 0, f"carrelctl end: {r.stderr}"
+    assert c.wait_exit() == 0, c.evidence()
+    assert lines(first, "gtk4-exam") == ["locking", "event began", "event interrupted administrative fire alarm",
+                                         "content hidden", "event ended"], first.read_text()
+    assert audit_story(c)[:2] == ["begin", "began"] and "interrupted administrative" in audit_story(c) \
+        and audit_story(c)[-1] == "ended", f"audit {audit_story(c)}"
 
 
 ORANGE = (0xff, 0x88, 0x00)
