@@ -188,7 +188,8 @@ def test_as_the_x_server_shows_it_only_the_c_exam_is_seen_while_its_session_hold
                           str(go), str(out)],
                      backend="x11", env={"DISPLAY": display}, args=["--control-socket", str(socket)])
     c.client([str(paint_bin), "--color", "%02x%02x%02x" % ORANGE], name="untrusted-orange")
-    seen = h.wait_until(lambda: orange_pixels(screenshot(display), enough=1000) >= 1000, h.CLIENT_TIMEOUT, interval=0.25)
+    seen = h.wait_until(lambda: orange_pixels(screenshot(display), enough=1000) >= 1000, h.CLIENT_TIMEOUT,
+                        interval=0.25)
     assert seen, f"the untrusted orange window never showed before the session\n{c.evidence()}"
     go.touch()
     assert h.wait_until(lambda: "event began" in lines(out, "gtk4-exam"), h.CLIENT_TIMEOUT), \
