@@ -2,6 +2,8 @@
 # build: compile Carrel; run: run it and its demo; test: the test suites' real clients.
 CARREL_BUILD_PACKAGES=(pkg-config libwlroots-dev libwayland-dev libxkbcommon-dev libpixman-1-dev
   libsystemd-dev wayland-protocols libcairo2-dev)
+# meson and ninja build libcarrel-assessment (clients/), the C client library.
+CARREL_BUILD_PACKAGES+=(meson ninja-build gcc)
 # fcitx5 and its engines: the policy's [input_method] (Japanese, Korean, Chinese); the CJK fonts draw its candidates.
 # wvkbd: the policy's default [on_screen_keyboard]. galculator: the demo policy's calculator participant.
 CARREL_RUN_PACKAGES=(xvfb x11-apps imagemagick weston
@@ -10,6 +12,8 @@ CARREL_TEST_PACKAGES=(python3 python3-pytest python3-cryptography python3-venv w
   swaybg foot util-linux cage xwayland xdotool x11-utils binutils
   nftables iproute2 dbus dbus-daemon python3-dbus python3-gi strace prometheus prometheus-node-exporter
   openssh-server openssh-client clustershell systemd-journal-remote)
+# The client library's example exams: GTK 4 in C and Python, PyQt6 on Qt's Wayland platform.
+CARREL_TEST_PACKAGES+=(libgtk-4-dev gir1.2-gtk-4.0 python3-pyqt6 qt6-wayland)
 # An exam seat: what a machine running the shipped units needs at run time
 # (docs/DEPLOY.md names each; meson-helpers/test-seat installs exactly these
 # into its guest). wlroots and its libraries (DRM, libinput, libseat, Mesa's
