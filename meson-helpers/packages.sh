@@ -11,7 +11,10 @@ CARREL_RUN_PACKAGES=(xvfb x11-apps imagemagick weston
 CARREL_TEST_PACKAGES=(python3 python3-pytest python3-cryptography python3-venv wayland-utils grim wf-recorder wl-clipboard wtype
   swaybg foot util-linux cage xwayland xdotool x11-utils binutils
   nftables iproute2 dbus dbus-daemon python3-dbus python3-gi strace prometheus prometheus-node-exporter
-  openssh-server openssh-client clustershell systemd-journal-remote)
+  openssh-server openssh-client clustershell systemd-journal-remote
+  # the seat: kbd (chvt) and seatd, which the kiosk units name (systemd-analyze verify);
+  # mmdebstrap, QEMU, OVMF, GRUB and the disk tools for test-seat and build-image
+  kbd seatd dosfstools mtools fdisk grub-pc-bin grub-efi-amd64-bin ovmf qemu-system-x86 qemu-utils mmdebstrap)
 # The client library's example exams: GTK 4 in C and Python, PyQt6 on Qt's Wayland platform.
 CARREL_TEST_PACKAGES+=(libgtk-4-dev gir1.2-gtk-4.0 python3-pyqt6 qt6-wayland)
 # An exam seat: what a machine running the shipped units needs at run time

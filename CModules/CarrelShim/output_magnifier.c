@@ -102,7 +102,10 @@ bool carrel_scene_output_commit_magnified(struct wlr_scene_output *scene_output,
     wlr_renderer_begin(renderer, output->width, output->height);
     static const float black[4] = {0.0f, 0.0f, 0.0f, 1.0f};
     wlr_renderer_clear(renderer, black);
-    wlr_scene_render_output(scene_output->scene, output, scene_output->x, scene_output->y, NULL);
+    pixman_region32_t whole;
+    pixman_region32_init_rect(&whole, 0, 0, (unsigned)output->width, (unsigned)output->height);
+    carrel_scene_render_clipped(scene_output, &whole);
+    pixman_region32_fini(&whole);
     wlr_output_render_software_cursors(output, NULL);
     pixman_image_t *image = wlr_pixman_renderer_get_current_image(renderer);
     if (image != NULL) {

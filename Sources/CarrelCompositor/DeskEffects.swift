@@ -33,8 +33,12 @@ extension Server {
             return assessment.perform(sessionEffect)
         case .recordOwnBegin(let id, let owner, let detail):
             audit.record("begin", session: id, subject: waylandClient(owner).map(auditSubject), detail: detail)
-        case .deliverKey, .consumeKey, .acceptSelection, .deliverKeyToInputMethod, .relayComposition:
-            break  // The seat and the relay do these with the event in hand.
+        case .deliverKey, .consumeKey, .acceptSelection, .deliverKeyToInputMethod, .relayComposition, .holdKey:
+            break  // The seat and the relay do these with the event in hand (a held key: nothing, Core has it).
+        case .releaseHeldKeys(let keys, let destination):
+            input.releaseHeldKeys(keys, to: destination)
+        case .armHeldKeyDeadline(let delay):
+            textInput?.armHeldKeyDeadline(after: delay)
         case .cancelComposition:
             textInput?.cancelComposition()
         case .relaunchInputMethod(let delay):

@@ -154,10 +154,13 @@ final class Input {
 
     /// Core decides whether a key is Carrel's (prompt, passcode entry, unlock
     /// keys, bindings), the input method's (its grab, while the focus may
-    /// compose) or the focused client's.
-    func keyDestination(keyboard: Keyboard, keycode: UInt32, pressed: Bool) -> KeyDestination {
+    /// compose) or the focused client's — or Core holds it while the input
+    /// method is away (`.carrel` here: nothing is sent now; a
+    /// `.releaseHeldKeys` effect hands it on later).
+    func keyDestination(keyboard: Keyboard, keycode: UInt32, pressed: Bool, time: UInt32) -> KeyDestination {
         lastKeyboard = keyboard
-        let effects = keyEffects(keyboard: WlrootsVersion.keyboard(of: keyboard.device), keycode: keycode, pressed: pressed)
+        let effects = keyEffects(keyboard: WlrootsVersion.keyboard(of: keyboard.device), keycode: keycode, pressed: pressed,
+                                 time: time)
         for effect in effects {
             switch effect {
             case .deliverKey: return .client
@@ -168,7 +171,8 @@ final class Input {
         return .carrel
     }
 
-    private func keyEffects(keyboard: UnsafeMutablePointer<wlr_keyboard>, keycode: UInt32, pressed: Bool) -> [DeskEffect] {
+    private func keyEffects(keyboard: UnsafeMutablePointer<wlr_keyboard>, keycode: UInt32, pressed: Bool,
+                            time: UInt32) -> [DeskEffect] {
         let state = keyboard.pointee.xkb_state
         // libinput keycodes are evdev codes; xkbcommon's are offset by 8.
         var buffer = [CChar](repeating: 0, count: 64)
@@ -176,7 +180,13 @@ final class Input {
         let text = String(decoding: buffer[..<min(count, buffer.count - 1)].map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let key = KeyPress(pressed: pressed, keysyms: Self.lowercasedKeysyms(keyboard, keycode),
                            keysym: xkb_state_key_get_one_sym(state, keycode + 8),
-                           modifiers: Self.modifiers(of: keyboard), text: text)
+                           modifiers: Self.modifiers(of: keyboard), text: text,
+                           // wlroots updates the modifiers after the key event: these are the ones it was typed under.
+                           stroke: KeyStroke(keycode: keycode, pressed: pressed, time: time,
+                                             modifiers: KeyStroke.Modifiers(depressed: keyboard.pointee.modifiers.depressed,
+                                                                            latched: keyboard.pointee.modifiers.latched,
+                                                                            locked: keyboard.pointee.modifiers.locked,
+                                                                            group: keyboard.pointee.modifiers.group)))
         return server.drive { $0.key(key, now: AssessmentService.now()) }
     }
 
@@ -193,6 +203,46 @@ final class Input {
         let table: [(wlr_keyboard_modifier, KeyCombination.Modifier)] =
             [(WLR_MODIFIER_CTRL, .ctrl), (WLR_MODIFIER_ALT, .alt), (WLR_MODIFIER_SHIFT, .shift), (WLR_MODIFIER_LOGO, .logo)]
         return Set(table.filter { mask & $0.0.rawValue != 0 }.map(\.1))
+    }
+
+    /// Keys Core held while the input method was away, handed on in order:
+    /// to the engine's grab, or to `window` as plain keys. A window that is
+    /// not the seat's focus (Core lets them go before focus moves, so this
+    /// is rare) is entered for them and the focus put back after.
+    func releaseHeldKeys(_ keys: [KeyPress], to destination: HeldKeyDestination) {
+        let strokes = keys.compactMap(\.stroke)
+        guard let keyboard = physicalKeyboard, let device = physicalKeyboardDevice else {
+            server.logger.error("input method: \(strokes.count) held keys, but no keyboard to send them from")
+            return
+        }
+        let window: WindowID
+        switch destination {
+        case .inputMethod(let target):
+            if server.textInput?.sendHeldKeysToGrab(strokes, keyboard: keyboard) == true { return }
+            // The grab went between Core's decision and now: the keys still arrive, plain.
+            server.logger.warning("input method: the engine's grab went before its held keys were sent; they go to \(target) as plain keys")
+            window = target
+        case .window(let target):
+            window = target
+        }
+        guard let surface = server.mappedSurface(of: window) else {
+            server.logger.warning("input method: \(strokes.count) held keys were typed in \(window), which has gone; no window receives them")
+            return
+        }
+        let previous = seat.pointee.keyboard_state.focused_surface
+        if previous != surface { focusKeyboard(on: surface) }
+        WlrootsVersion.setSeatKeyboard(seat, device)
+        var sent: KeyStroke.Modifiers?
+        for stroke in strokes {
+            if stroke.modifiers != sent {
+                var modifiers = wlr_keyboard_modifiers(stroke.modifiers)
+                wlr_seat_keyboard_notify_modifiers(seat, &modifiers)
+                sent = stroke.modifiers
+            }
+            wlr_seat_keyboard_notify_key(seat, stroke.time, stroke.keycode, stroke.waylandState)
+        }
+        wlr_seat_keyboard_notify_modifiers(seat, &keyboard.pointee.modifiers)
+        if previous != surface { focusKeyboard(on: previous) }
     }
 
     func keyboardDestroyed(_ keyboard: Keyboard) {
@@ -280,7 +330,7 @@ final class Keyboard {
         listeners.on(&keyboard.pointee.events.key) { [unowned self] data in
             let event = data!.assumingMemoryBound(to: WlrootsVersion.KeyboardKeyEvent.self).pointee
             switch input.keyDestination(keyboard: self, keycode: event.keycode,
-                                        pressed: event.state == WL_KEYBOARD_KEY_STATE_PRESSED) {
+                                        pressed: event.state == WL_KEYBOARD_KEY_STATE_PRESSED, time: event.time_msec) {
             case .carrel:
                 return
             case .inputMethod:

@@ -70,6 +70,12 @@ final class Output {
             server.logger.critical("scene invariant broken: windows \(violations) are enabled during a session")
             fatalError("hidden window enabled in a rendered frame")
         }
+        // And no window draws a pixel outside the area Core gave it.
+        let outside = server.sceneAreaViolations()
+        if !outside.isEmpty {
+            server.logger.critical("scene invariant broken: windows \(outside) draw outside their areas")
+            fatalError("window drawn outside its area in a rendered frame")
+        }
         #endif
         let decision = OutputFrame.decide(
             sessionFrameRequested: presentRequested, heldForComposition: server.textInput?.holdsFrames == true,

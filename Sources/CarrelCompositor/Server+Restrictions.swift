@@ -89,6 +89,18 @@ extension Server {
         wlr_seat_set_primary_selection(input.seat, nil, wl_display_next_serial(display))
     }
 
+    /// Windows that would draw outside the area Core gave them; checked for
+    /// every rendered frame in debug builds where the scene enforces the clip.
+    func sceneAreaViolations() -> [WindowID] {
+        guard WlrootsVersion.clipEnforced, let output = primaryOutputBox else { return [] }
+        let entries = views.values.map { view in
+            SceneAudit.Entry(window: view.id, owner: view.owner,
+                             isEnabled: WlrootsVersion.isEffectivelyEnabled(view.sceneNode),
+                             area: desk.area(for: view.owner, output: output), drawn: view.drawnRect)
+        }
+        return SceneAudit.outsideArea(entries)
+    }
+
     /// Windows the session must hide but the scene would draw; checked for
     /// every rendered frame in debug builds.
     func sceneViolations() -> [WindowID] {

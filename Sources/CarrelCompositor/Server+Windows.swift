@@ -18,6 +18,7 @@ extension Server {
                             layer: layer, server: self)
             nextWindowID += 1
             views[xdgSurface] = view
+            confine(view)
             // Decided before the client can commit a buffer: a window the
             // session hides is never enabled in the scene, not even for a frame.
             drive { $0.toplevelCreated(view.id, owner: owner) }
@@ -27,7 +28,8 @@ extension Server {
         }
     }
 
-    /// Popups hang in their parent's scene subtree and are kept on the output.
+    /// Popups hang in their parent's scene subtree, so the scene clips them
+    /// to their toplevel's area, and are asked to stay inside that area.
     private func addPopup(_ xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>) {
         guard let parentSurface = xdgSurface.pointee.popup.pointee.parent,
               let parent = WlrootsVersion.xdgSurface(of: parentSurface),
@@ -49,8 +51,10 @@ extension Server {
         guard let view = views[toplevel], let output = primaryOutputBox else { return }
         var lx: Int32 = 0, ly: Int32 = 0
         wlr_scene_node_coords(view.sceneNode, &lx, &ly)
-        var box = wlr_box(x: Int32(output.x) - lx, y: Int32(output.y) - ly,
-                          width: Int32(output.width), height: Int32(output.height))
+        let bounds = PopupBounds.constraint(area: desk.area(for: view.owner, output: output),
+                                            toplevelOrigin: Point(x: Int(lx), y: Int(ly)))
+        var box = wlr_box(x: Int32(bounds.x), y: Int32(bounds.y),
+                          width: Int32(bounds.width), height: Int32(bounds.height))
         wlr_xdg_popup_unconstrain_from_box(xdgSurface.pointee.popup, &box)
     }
 
@@ -68,8 +72,17 @@ extension Server {
         wlr_scene_node_set_position(view.sceneNode, Int32(placement.rect.x), Int32(placement.rect.y))
     }
 
-    /// Re-applies placement after the outputs changed.
+    /// Confines the window to the area Core gives its owner now (the whole
+    /// primary output outside a session; no output, nothing to draw on:
+    /// an empty area).
+    func confine(_ view: View) {
+        view.confine(to: primaryOutputBox.map { desk.area(for: view.owner, output: $0) } ?? Rect(x: 0, y: 0, width: 0, height: 0))
+    }
+
+    /// Re-applies placement and confinement after the outputs or the
+    /// session's layout changed.
     func replaceAll() {
+        for view in views.values { confine(view) }
         for view in stack where view.isMapped { place(view) }
         for view in views.values where !view.isMapped && view.isPlaced { placeBeforeMap(view) }
     }
@@ -149,6 +162,16 @@ extension Server {
         }
         input.focusKeyboard(on: targetView?.surface)
         textInput?.focusChanged()
+    }
+
+    /// Where the input method's popup of `size` goes under the text cursor
+    /// `cursor` (layout coordinates) and what it may draw: Core's bound
+    /// inside the focused window's area. Nil: it may draw nothing.
+    func candidatePopupPlacement(size: Size, cursor: wlr_box) -> CandidatePopupPlacement? {
+        guard let output = primaryOutputBox, let area = desk.focusedArea(output: output) else { return nil }
+        return CandidatePopupPlacement.place(
+            size: size, cursor: Rect(x: Int(cursor.x), y: Int(cursor.y), width: Int(cursor.width), height: Int(cursor.height)),
+            area: area)
     }
 
     /// The surface under a layout point, with surface-local coordinates.

@@ -79,13 +79,29 @@ final class View {
         wlr_scene_node_set_enabled(&container.pointee.node, shown)
     }
 
+    /// Confines everything the window draws — its buffer whatever its window
+    /// geometry, subsurfaces at any offset and however late their buffers
+    /// come, popups and theirs — to `area` (layout coordinates), Core's
+    /// rectangle for it; the frame renders nothing of it outside.
+    func confine(to area: Rect) {
+        WlrootsVersion.setClip(container, wlr_box(x: Int32(area.x), y: Int32(area.y),
+                                                  width: Int32(area.width), height: Int32(area.height)))
+    }
+
+    /// What the frame draws for the window, in layout coordinates (the audit's view).
+    var drawnRect: Rect? {
+        WlrootsVersion.drawnBox(container).map { Rect(x: Int($0.x), y: Int($0.y), width: Int($0.width), height: Int($0.height)) }
+    }
+
     func raiseToTop() {
         wlr_scene_node_raise_to_top(&container.pointee.node)
     }
 
     private func handleDestroy() {
         listeners.disconnectAll()
-        // wlroots destroyed the xdg surface's node; the container is ours.
+        // wlroots destroyed the xdg surface's node; the container is ours,
+        // and its clip goes first (the frame must never see a freed node).
+        WlrootsVersion.setClip(container, nil)
         wlr_scene_node_destroy(&container.pointee.node)
         server.viewDestroyed(self)
     }

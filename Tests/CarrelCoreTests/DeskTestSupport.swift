@@ -75,6 +75,10 @@ struct DeskDouble {
     /// The windows keys went to the input method's grab for.
     private(set) var composedFor: [WindowID] = []
     private(set) var compositionsCancelled = 0
+    /// Keys the Desk held for an absent input method and has not let go.
+    private(set) var keysHeld = 0
+    /// When the Desk asked to hear that held keys' bound passed.
+    private(set) var heldKeyDeadline: Instant?
     private(set) var inputMethodRelaunches: [Duration] = []
     private(set) var inputMethodRestarts = 0
     private(set) var stoppedWith: Int32?
@@ -137,6 +141,16 @@ struct DeskDouble {
             consumedKeys += 1
         case .deliverKeyToInputMethod(let window):
             composedFor.append(window)
+        case .holdKey:
+            keysHeld += 1
+        case .releaseHeldKeys(let keys, let destination):
+            keysHeld -= keys.count
+            switch destination {
+            case .inputMethod(let window): composedFor += Array(repeating: window, count: keys.count)
+            case .window(let window): deliveredTo += Array(repeating: windowOwners[window], count: keys.count)
+            }
+        case .armHeldKeyDeadline(let delay):
+            heldKeyDeadline = now.advanced(by: delay)
         case .relayComposition:
             break
         case .cancelComposition:

@@ -25,7 +25,7 @@ struct InputMethodDeskTests {
     /// The engine bound and took the keyboard grab.
     func withEngine(_ double: inout DeskDouble) {
         #expect(double.desk.inputMethodBound(Self.engine, role: .inputMethod).accepted)
-        let granted = double.desk.keyboardGrabRequested(by: Self.engine)
+        let (granted, _) = double.desk.keyboardGrabRequested(by: Self.engine, now: double.now)
         #expect(granted)
     }
 
@@ -116,14 +116,14 @@ struct InputMethodDeskTests {
         #expect(double.desk.inputMethodBound(ClientID(60), role: .app).accepted == false)
         #expect(double.desk.inputMethodBound(ClientID(61), role: .untrusted).accepted == false)
         // The second one cannot grab the keyboard either; the engine grabs once.
-        let secondGrab = double.desk.keyboardGrabRequested(by: Self.secondEngine)
-        let firstGrab = double.desk.keyboardGrabRequested(by: Self.engine)
-        let doubleGrab = double.desk.keyboardGrabRequested(by: Self.engine)
+        let secondGrab = double.desk.keyboardGrabRequested(by: Self.secondEngine, now: double.now).granted
+        let firstGrab = double.desk.keyboardGrabRequested(by: Self.engine, now: double.now).granted
+        let doubleGrab = double.desk.keyboardGrabRequested(by: Self.engine, now: double.now).granted
         #expect(secondGrab == false)
         #expect(firstGrab)
         #expect(doubleGrab == false)
         // Once the first is gone, the next live one of the role is listened to.
-        _ = double.run { $0.inputMethodDisconnected(Self.engine) }
+        _ = double.run { $0.inputMethodDisconnected(Self.engine, now: .seconds(5000)) }
         #expect(double.desk.inputMethodBound(Self.secondEngine, role: .inputMethod).accepted)
     }
 
@@ -197,7 +197,7 @@ struct InputMethodDeskTests {
         withEngine(&double)
         double.desk.inputMethodLaunched(now: double.now, prediction: true)
         let before = double.compositionsCancelled
-        let effects = double.run { $0.inputMethodDisconnected(Self.engine) }
+        let effects = double.run { $0.inputMethodDisconnected(Self.engine, now: .seconds(5000)) }
         #expect(effects.contains(.cancelComposition))
         #expect(double.compositionsCancelled == before + 1)
         #expect(!effects.contains { if case .session = $0 { true } else { false } })
@@ -205,10 +205,10 @@ struct InputMethodDeskTests {
         let now = double.now.advanced(by: .seconds(1))
         double.run { $0.inputMethodExited("killed by signal 9", now: now) }
         #expect(double.inputMethodRelaunches == [.milliseconds(250)])
-        // Keys go straight to the window while the engine is away.
-        #expect(double.key(.press(Sym.a)) == [.deliverKey(window: WindowID(1))])
+        // Keys wait for the engine while it is away (InputMethodKeyHoldTests).
+        #expect(double.key(.press(Sym.a)).contains(.holdKey(window: WindowID(1))))
         // A disconnect of anyone else changes nothing.
-        let unrelated = double.run { $0.inputMethodDisconnected(Self.secondEngine) }
+        let unrelated = double.run { $0.inputMethodDisconnected(Self.secondEngine, now: .seconds(5000)) }
         #expect(unrelated.isEmpty)
     }
 

@@ -532,3 +532,54 @@ def test_engine_ignoring_sigterm_is_killed_without_stalling_the_session(carrel, 
           f"the stubborn engine was killed; a client was answered before the kill: {answered_early}")
     assert "session interrupted" not in log and "session ended" not in log, c.evidence()
     assert c.alive(), c.evidence()
+
+
+DIGITS = "0123456789" * 9  # no key of these composes, so through the engine or plain each types itself
+
+
+def busy_cores(procs, count=2):
+    """Another process keeping the machine busy: a shell spinning on each core."""
+    for index in range(count):
+        procs.spawn(f"busy-{index}", ["sh", "-c", "while :; do :; done"], env=h.clean_env())
+
+
+def test_typing_through_begin_restart_and_kill_is_never_lost(carrel, procs, logdir, logs, tmp_path):
+    """Typing without pause, on a machine kept busy by two spinning shells:
+    from the moment the session began (which restarts hangul's engine to
+    switch its prediction off) through a kill -9 of the engine and its
+    relaunch. Keys typed while no engine holds the grab are held by carrel
+    and replayed to the engine when it is back (or given to foot plain after
+    2 s): foot receives every key exactly once, in order. Afterwards the
+    relaunched engine composes Korean again."""
+    busy_cores(procs)
+    c, display, typed = start(carrel, procs, logdir, logs, tmp_path, engines=("hangul",))
+    xdo(display, "mousemove", "400", "300")
+    typing = procs.spawn("xdotool-type", ["xdotool", "type", "--delay", "40", DIGITS],
+                         env=h.clean_env({"DISPLAY": display}))
+    # A third of the way through, the engine dies without a word.
+    time.sleep(1.2)
+    assert h.wait_until(lambda: "input method: the engine grabbed the keyboard" in
+                        stderr(c)[stderr(c).find("restarting the engine"):], 15), \
+        f"the restarted engine never grabbed the keyboard\n{c.evidence()}"
+    killed = engine_pid(c)
+    os.kill(killed, signal.SIGKILL)
+    typing.wait(timeout=30)
+    # The relaunched engine composes; Return hands the line to foot's shell
+    # (its terminal passes whole lines).
+    assert h.wait_until(lambda: "input method: the engine grabbed the keyboard" in
+                        stderr(c)[stderr(c).rfind("launched input method"):], 15), c.evidence()
+    type_keys(display, "gksrnrdj", ["space", "Return"])
+    text = wait_content(typed, lambda t: t.endswith("\n"), timeout=10)
+    log = stderr(c)
+    held = log.count("input method: the engine is away; holding keys")
+    to_engine = len(re.findall(r"input method: the engine took the keyboard; \d+ held keys go to the input method", log))
+    plain = len(re.findall(r"held keys go to #\d+ as plain keys", log))
+    unanswered = len(re.findall(r"input method: \d+ keys the engine had not answered", log))
+    print(f"holds: {held}; let go to the engine {to_engine} times, to foot plain {plain} times; "
+          f"keys a dead engine had not answered passed on {unanswered} times")
+    assert text == DIGITS + "한국어 \n", \
+        f"foot received {len(text)} characters, not the {len(DIGITS)} digits and 한국어 typed: {text!r}\n{c.evidence()}"
+    assert engine_pid(c) != killed, f"the killed engine was not relaunched\n{c.evidence()}"
+    assert held >= 1, f"no key was ever held while the engine was away\n{c.evidence()}"
+    assert "session interrupted" not in stderr(c) and "session ended" not in stderr(c), c.evidence()
+    assert c.alive(), c.evidence()

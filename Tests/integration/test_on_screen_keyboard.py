@@ -285,7 +285,23 @@ def test_hostile_keyboard_gets_one_band_and_cannot_cover_the_exam(carrel, procs,
     assert resized, f"the exam keeps {exam_rows(image)} rows, not the {OUTPUT[1] - 250} above the band; screenshot {png}"
     audit = w.carrel.audit_log.read_text(errors="replace")
     assert "beyond its 1280x250 band; not shown until it fits" in audit, f"the oversize band was not recorded:\n{audit[-3000:]}"
-    Path(str(report) + ".go").touch()  # now the hostile keyboard asks for keyboard focus
+    Path(str(report) + ".go").touch()  # now the band fits, and a late subsurface reaches above it
+    assert h.wait_until(lambda: "subsurface attacked" in lines(), 10), f"{lines()}\n{w.carrel.evidence()}"
+
+    def band_shown():
+        shot[0] = screenshot(display)
+        return shot[0].pixel(OUTPUT[0] // 2, OUTPUT[1] - 100) == (0x40, 0x40, 0x40)
+
+    shown = h.wait_until(band_shown, 10, interval=0.2)
+    for index in range(3):
+        image = screenshot(display) if index else shot[0]
+        png = save(image, artifacts_dir, f"on-screen-keyboard-hostile-subsurface-{index}")
+        assert shown, f"the fitting band was not shown; screenshot {png}\n{w.carrel.evidence()}"
+        red = sum(1 for y in range(0, OUTPUT[1], 4) for x in range(0, OUTPUT[0], 8) if is_red(image.pixel(x, y)))
+        assert red == 0, f"{red} red points: the late subsurface above the band was drawn; screenshot {png}"
+        assert exam_rows(image) == OUTPUT[1] - 250, f"the exam lost rows above the band; screenshot {png}"
+        time.sleep(0.2)
+    Path(str(report) + ".go2").touch()  # now the hostile keyboard asks for keyboard focus
     assert h.wait_until(lambda: "band closed" in lines(), 10), \
         f"asking for keyboard focus did not close the band: {lines()}\n{w.carrel.evidence()}"
     last = [None]

@@ -13,6 +13,7 @@
 #include "carrel-shim-xdg-initial-configure.h"
 #include "carrel-shim-output-magnifier.h"
 #include "carrel-shim-scene-frame.h"
+#include "carrel-shim-scene-clip.h"
 #include "carrel-shim-text.h"
 
 #endif

@@ -2,8 +2,8 @@ import CarrelCore
 import CarrelShim
 
 /// The on-screen keyboard's accepted layer surface: configured to the band
-/// Core decides, drawn in Carrel's keyboard layer at the band, and only
-/// while its contents stay inside it.
+/// Core decides, drawn in Carrel's keyboard layer at the band, clipped to
+/// it, and only while its contents stay inside it.
 final class OnScreenKeyboardSurface {
     let layerSurface: UnsafeMutablePointer<wlr_layer_surface_v1>
     let client: OpaquePointer
@@ -53,6 +53,11 @@ final class OnScreenKeyboardSurface {
         let wasShown = WlrootsVersion.isEffectivelyEnabled(node)
         let visible = shown && WlrootsVersion.isMapped(layerSurface)
         wlr_scene_node_set_position(node, Int32(band.x), Int32(band.y))
+        // Whatever the keyboard commits later (a desynchronised subsurface
+        // above the band, a popup, a larger buffer), the frame draws nothing
+        // of it outside the band.
+        WlrootsVersion.setClip(container, wlr_box(x: Int32(band.x), y: Int32(band.y),
+                                                  width: Int32(band.width), height: Int32(band.height)))
         wlr_scene_node_set_enabled(node, visible)
         return wasShown && !visible
     }
@@ -62,6 +67,7 @@ final class OnScreenKeyboardSurface {
     func remove(sendClosed: Bool = false) {
         listeners.disconnectAll()
         if sendClosed { WlrootsVersion.closeLayerSurface(layerSurface) }
+        WlrootsVersion.setClip(container, nil)
         wlr_scene_node_destroy(WlrootsVersion.node(of: container))
     }
 }

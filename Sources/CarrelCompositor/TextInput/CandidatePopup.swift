@@ -1,3 +1,4 @@
+import CarrelCore
 import CarrelShim
 
 /// The input method's candidate popup: drawn in Carrel's popup layer above
@@ -35,16 +36,24 @@ final class CandidatePopup {
     /// does not wake the engine.
     private var toldRectangle: (width: Int32, height: Int32)?
 
-    /// Shows the popup with its top left at layout (x, y), under a text
-    /// cursor `cursor` tall, or hides it. True when it was shown and now is not.
+    /// The size the engine's popup surface has now.
+    var size: Size {
+        Size(width: Int(popup.pointee.surface.pointee.current.width), height: Int(popup.pointee.surface.pointee.current.height))
+    }
+
+    /// Shows the popup where Core placed it, drawing nothing outside Core's
+    /// bound, under the text cursor `cursor`; or hides it (not shown, or no
+    /// placement). True when it was shown and now is not.
     @discardableResult
-    func place(shown: Bool, x: Int32, y: Int32, cursor: wlr_box) -> Bool {
-        let visible = shown && WlrootsVersion.isMapped(popup)
+    func place(shown: Bool, placement: CandidatePopupPlacement?, cursor: wlr_box) -> Bool {
+        let visible = shown && placement != nil && WlrootsVersion.isMapped(popup)
         let hidden = wasShown && !visible
         wasShown = visible
         wlr_scene_node_set_enabled(WlrootsVersion.node(of: container), visible)
-        guard visible else { return hidden }
-        wlr_scene_node_set_position(WlrootsVersion.node(of: container), x, y)
+        guard visible, let placement else { return hidden }
+        WlrootsVersion.setClip(container, wlr_box(x: Int32(placement.clip.x), y: Int32(placement.clip.y),
+                                                  width: Int32(placement.clip.width), height: Int32(placement.clip.height)))
+        wlr_scene_node_set_position(WlrootsVersion.node(of: container), Int32(placement.origin.x), Int32(placement.origin.y))
         // Relative to the popup: the cursor sits just above it.
         guard toldRectangle.map({ $0 != (cursor.width, cursor.height) }) ?? true else { return false }
         toldRectangle = (cursor.width, cursor.height)
@@ -55,6 +64,7 @@ final class CandidatePopup {
 
     func remove() {
         listeners.disconnectAll()
+        WlrootsVersion.setClip(container, nil)
         wlr_scene_node_destroy(WlrootsVersion.node(of: container))
     }
 }

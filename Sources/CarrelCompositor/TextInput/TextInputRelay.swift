@@ -37,6 +37,8 @@ final class TextInputRelay {
     /// The surface whose redraw ends the wait.
     private var holdSurface: UnsafeMutablePointer<wlr_surface>?
     private var holdTimer: EventLoopTimer?
+    /// Fires when keys Core holds for an absent engine must be let go.
+    private var heldKeysTimer: EventLoopTimer?
     /// The surface text inputs may enter: the focus, when it may compose.
     private var compositionSurface: UnsafeMutablePointer<wlr_surface>?
 
@@ -50,6 +52,9 @@ final class TextInputRelay {
         let textInputs = wlr_text_input_manager_v3_create(server.display)!
         let inputMethods = wlr_input_method_manager_v2_create(server.display)!
         holdTimer = EventLoopTimer(loop: wl_display_get_event_loop(server.display)) { [unowned self] in letFramesGo() }
+        heldKeysTimer = EventLoopTimer(loop: wl_display_get_event_loop(server.display)) { [unowned self] in
+            self.server.drive { $0.heldKeysDeadlinePassed(now: AssessmentService.now()) }
+        }
         listeners.on(&textInputs.pointee.events.text_input) { [unowned self] data in
             let endpoint = TextInputEndpoint(data!.assumingMemoryBound(to: wlr_text_input_v3.self), relay: self)
             endpoints.append(endpoint)
@@ -227,6 +232,8 @@ final class TextInputRelay {
         defer { WlrootsVersion.releaseCommittedStrings(engine) }
         let client = wl_resource_get_client(engine.pointee.resource)!
         let window = active.flatMap { server.windowID(of: $0.focusedSurface) }
+        // A commit answers a key it was sent (Core counts them for its death).
+        server.decide { $0.inputMethodAnswered(by: server.clientID(client), press: true) }
         let effects = server.decide { $0.compositionSent(by: server.clientID(client), for: window) }
         server.carryOut(effects.filter { if case .relayComposition = $0 { return false } else { return true } })
         guard let active, effects.contains(where: { if case .relayComposition = $0 { return true } else { return false } }) else { return }
@@ -284,7 +291,8 @@ final class TextInputRelay {
 
     private func keyboardGrabbed(_ newGrab: UnsafeMutablePointer<wlr_input_method_keyboard_grab_v2>) {
         let client = wl_resource_get_client(newGrab.pointee.resource)!
-        guard server.decide({ $0.keyboardGrabRequested(by: server.clientID(client)) }) else {
+        let (granted, effects) = server.decide { $0.keyboardGrabRequested(by: server.clientID(client), now: AssessmentService.now()) }
+        guard granted else {
             logger.warning("input method: a second keyboard grab was refused")
             wlr_input_method_keyboard_grab_v2_destroy(newGrab)
             return
@@ -299,6 +307,8 @@ final class TextInputRelay {
             grab = nil
             server.decide { $0.keyboardGrabReleased(by: server.clientID(client)) }
         }
+        // Keys held while the engine was away, now that it has the keymap.
+        server.carryOut(effects)
     }
 
     private func engineDestroyed(_ client: OpaquePointer) {
@@ -314,7 +324,7 @@ final class TextInputRelay {
         active = nil
         stateSentToEngine = nil
         if holdSurface != nil { letFramesGo() }
-        server.drive { $0.inputMethodDisconnected(server.clientID(client)) }
+        server.drive { $0.inputMethodDisconnected(server.clientID(client), now: AssessmentService.now()) }
         updatePopups()
     }
 
@@ -325,6 +335,30 @@ final class TextInputRelay {
         guard let grab else { return }
         wlr_input_method_keyboard_grab_v2_set_keyboard(grab, keyboard)
         wlr_input_method_keyboard_grab_v2_send_key(grab, time, keycode, state)
+    }
+
+    /// Keys Core held while the engine was away, in order, each with the
+    /// modifiers it was typed under, then the keyboard's modifiers as they
+    /// are now. False when there is no grab to send them to.
+    func sendHeldKeysToGrab(_ strokes: [KeyStroke], keyboard: UnsafeMutablePointer<wlr_keyboard>) -> Bool {
+        guard let grab else { return false }
+        wlr_input_method_keyboard_grab_v2_set_keyboard(grab, keyboard)
+        var sent: KeyStroke.Modifiers?
+        for stroke in strokes {
+            if stroke.modifiers != sent {
+                var modifiers = wlr_keyboard_modifiers(stroke.modifiers)
+                wlr_input_method_keyboard_grab_v2_send_modifiers(grab, &modifiers)
+                sent = stroke.modifiers
+            }
+            wlr_input_method_keyboard_grab_v2_send_key(grab, stroke.time, stroke.keycode, stroke.waylandState)
+        }
+        wlr_input_method_keyboard_grab_v2_send_modifiers(grab, &keyboard.pointee.modifiers)
+        return true
+    }
+
+    /// Core asked to hear back when held keys' bound has passed.
+    func armHeldKeyDeadline(after delay: Duration) {
+        heldKeysTimer?.arm(after: delay)
     }
 
     /// While the engine composes, modifiers go to its grab (it passes them on).
@@ -342,12 +376,12 @@ final class TextInputRelay {
         let anchoredAt = active.flatMap(layoutCursor)
         let anchored = anchoredAt != nil
         let cursor = anchoredAt ?? wlr_box()
-        // The popup's top left: just under the text cursor.
-        let x = cursor.x, y = cursor.y + cursor.height
+        // Core places each popup under the cursor, bounded in the focused window's area.
         var hidden = false
         for popup in popups {
             let shown = anchored && server.decide { $0.candidatePopupShown(for: server.clientID(popup.client)) }
-            hidden = popup.place(shown: shown, x: x, y: y, cursor: cursor) || hidden
+            hidden = popup.place(shown: shown, placement: server.candidatePopupPlacement(size: popup.size, cursor: cursor),
+                                 cursor: cursor) || hidden
         }
         // Seen with wlroots 0.15's scene (x11 backend): a popup hidden or
         // destroyed kept its last pixels on screen until something else
@@ -365,6 +399,8 @@ final class TextInputRelay {
     func destroy() {
         holdTimer?.cancel()
         holdTimer = nil
+        heldKeysTimer?.cancel()
+        heldKeysTimer = nil
         holdSurface = nil
         for endpoint in endpoints { endpoint.detach() }
         for popup in popups { popup.remove() }
@@ -387,4 +423,17 @@ struct EngineTextState: Equatable {
     var changeCause: UInt32
     var hints: UInt32
     var purpose: UInt32
+}
+
+extension wlr_keyboard_modifiers {
+    init(_ modifiers: KeyStroke.Modifiers) {
+        self.init(depressed: modifiers.depressed, latched: modifiers.latched, locked: modifiers.locked, group: modifiers.group)
+    }
+}
+
+extension KeyStroke {
+    /// wl_keyboard's key state.
+    var waylandState: UInt32 {
+        (pressed ? WL_KEYBOARD_KEY_STATE_PRESSED : WL_KEYBOARD_KEY_STATE_RELEASED).rawValue
+    }
 }

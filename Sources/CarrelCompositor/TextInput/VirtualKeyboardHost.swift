@@ -1,5 +1,6 @@
 import CarrelCore
 import CarrelShim
+import Logging
 
 /// The virtual-keyboard global and every virtual keyboard bound through it:
 /// the input method's (keys it does not consume) and the on-screen
@@ -10,6 +11,8 @@ final class VirtualKeyboardHost {
     private let seat: UnsafeMutablePointer<wlr_seat>
     private var listeners = ListenerBag()
     private var keyboards: [VirtualKeyboard] = []
+    /// Keys each virtual keyboard pressed into a window and has not released.
+    private var down: [ObjectIdentifier: Set<UInt32>] = [:]
 
     init(server: Server, seat: UnsafeMutablePointer<wlr_seat>) {
         self.server = server
@@ -28,9 +31,18 @@ final class VirtualKeyboardHost {
     }
 
     func key(from keyboard: VirtualKeyboard, time: UInt32, keycode: UInt32, state: UInt32) {
+        // The engine passing a key on answers one it was sent (Core counts them for its death).
+        server.decide {
+            $0.inputMethodAnswered(by: server.clientID(keyboard.client), press: state == WL_KEYBOARD_KEY_STATE_PRESSED.rawValue)
+        }
         guard delivers(keyboard) else { return }
         WlrootsVersion.setSeatKeyboard(seat, keyboard.device)
         wlr_seat_keyboard_notify_key(seat, time, keycode, state)
+        if state == WL_KEYBOARD_KEY_STATE_PRESSED.rawValue {
+            down[ObjectIdentifier(keyboard), default: []].insert(keycode)
+        } else {
+            down[ObjectIdentifier(keyboard)]?.remove(keycode)
+        }
     }
 
     func modifiers(from keyboard: VirtualKeyboard) {
@@ -43,6 +55,17 @@ final class VirtualKeyboardHost {
         keyboards.removeAll { $0 === keyboard }
         // The seat must not keep pointing at a keyboard that is going away.
         if let physical = server.input.physicalKeyboardDevice { WlrootsVersion.setSeatKeyboard(seat, physical) }
+        // A keyboard killed between a press and its release (an engine's
+        // kill -9) would leave the key down in the window, repeating: the
+        // window gets the releases it is owed.
+        if let stuck = down.removeValue(forKey: ObjectIdentifier(keyboard)), !stuck.isEmpty {
+            let now = carrel_now()
+            let time = UInt32(truncatingIfNeeded: Int(now.tv_sec) * 1000 + Int(now.tv_nsec) / 1_000_000)
+            for keycode in stuck.sorted() {
+                wlr_seat_keyboard_notify_key(seat, time, keycode, WL_KEYBOARD_KEY_STATE_RELEASED.rawValue)
+            }
+            server.logger.notice("input method: a virtual keyboard went with \(stuck.count) keys down; released them in the window")
+        }
     }
 
     func destroy() {

@@ -114,7 +114,7 @@ extension WlrootsVersion {
     static func surface(at lx: Double, _ ly: Double, in scene: UnsafeMutablePointer<wlr_scene>)
         -> (surface: UnsafeMutablePointer<wlr_surface>, sx: Double, sy: Double)? {
         var sx = 0.0, sy = 0.0
-        guard let node = wlr_scene_node_at(rootNode(scene), lx, ly, &sx, &sy) else { return nil }
+        guard let node = carrel_scene_node_at_clipped(rootNode(scene), lx, ly, &sx, &sy) else { return nil }
         #if CARREL_WLROOTS_SINCE_0_17
         guard node.pointee.type == WLR_SCENE_NODE_BUFFER,
               let sceneSurface = wlr_scene_surface_try_from_buffer(wlr_scene_buffer_from_node(node)) else { return nil }
@@ -123,6 +123,32 @@ extension WlrootsVersion {
               let sceneSurface = wlr_scene_surface_from_node(node) else { return nil }
         #endif
         return (sceneSurface.pointee.surface, sx, sy)
+    }
+
+    /// Confines everything `tree` draws (surfaces, subsurfaces, popups) to
+    /// `box` in layout coordinates; nil lifts it, as must happen before the
+    /// tree is destroyed. 0.15: Carrel's frame enforces it; 0.17+: only
+    /// recorded (`clipEnforced`), their scene renders without it.
+    static func setClip(_ tree: UnsafeMutablePointer<wlr_scene_tree>, _ box: wlr_box?) {
+        if var box {
+            // The table holds 1024 confined trees; past that a window
+            // draws nothing rather than unconfined.
+            if !carrel_scene_node_set_clip(node(of: tree), &box) {
+                wlr_scene_node_set_enabled(node(of: tree), false)
+            }
+        } else {
+            _ = carrel_scene_node_set_clip(node(of: tree), nil)
+        }
+    }
+
+    /// Whether the frames rendered on this wlroots enforce `setClip`.
+    static var clipEnforced: Bool { carrel_scene_clip_enforced() }
+
+    /// The bounding box in layout coordinates of what `tree` draws, cut by
+    /// the clips as the frame cuts it; nil when nothing (or not computed).
+    static func drawnBox(_ tree: UnsafeMutablePointer<wlr_scene_tree>) -> wlr_box? {
+        var box = wlr_box()
+        return carrel_scene_node_drawn_box(node(of: tree), &box) ? box : nil
     }
 
     /// Whether a scene node and all its ancestors are enabled, i.e. whether

@@ -38,9 +38,19 @@ extension Desk {
                                        detail: "bound the input method while another one composes; told it is unavailable")])
     }
 
-    /// A client asked for the keyboard grab: only the engine, once.
-    public mutating func keyboardGrabRequested(by client: ClientID) -> Bool {
-        inputMethod.grabRequested(by: client)
+    /// A client asked for the keyboard grab: only the engine, once. Keys
+    /// held while it was away go to it now, in order (the compositor gives
+    /// the grab its keyboard first).
+    public mutating func keyboardGrabRequested(by client: ClientID, now: Instant) -> (granted: Bool, [DeskEffect]) {
+        guard inputMethod.grabRequested(by: client) else { return (false, []) }
+        guard let released = inputMethod.heldKeys.release() else { return (true, []) }
+        let (window, keys) = released
+        // Held keys share the composition target (let go when it moves), so
+        // this is a belt: a window that may not compose gets them plain.
+        let destination: HeldKeyDestination = window == compositionTarget ? .inputMethod(window) : .window(window)
+        if case .inputMethod = destination { inputMethod.inEngine.sent(keys, for: window, now: now) }
+        return (true, [.log(SessionLogEntry(.info, "input method: the engine took the keyboard; \(keys.count) held keys go to \(destination)")),
+                       .releaseHeldKeys(keys, to: destination)])
     }
 
     public mutating func keyboardGrabReleased(by client: ClientID) {
@@ -84,8 +94,9 @@ extension Desk {
     /// After restrictions came or went: an engine running with the other
     /// prediction setting is restarted with the one that holds now (fcitx5
     /// reads it only at start).
-    func restartEngineIfPredictionChanged() -> [DeskEffect] {
+    mutating func restartEngineIfPredictionChanged() -> [DeskEffect] {
         guard let running = inputMethod.launchedWithPrediction, running != enginePredictionAllowed else { return [] }
+        inputMethod.restarting()
         return [.log(SessionLogEntry(.notice, "input method: restarting the engine with its own prediction \(enginePredictionAllowed ? "on" : "off")")),
                 .restartInputMethod]
     }
@@ -93,10 +104,48 @@ extension Desk {
     /// A client that bound the input method went away. The engine's death
     /// commits nothing anywhere (its composition is abandoned) and never
     /// touches the session; the engine is relaunched by `inputMethodExited`.
-    public mutating func inputMethodDisconnected(_ client: ClientID) -> [DeskEffect] {
+    ///
+    /// Keys it was sent and never answered are held for its successor, ahead
+    /// of any typed since (or given to their window plain if it no longer
+    /// composes): a key typed just before a kill -9 is not lost with it.
+    public mutating func inputMethodDisconnected(_ client: ClientID, now: Instant) -> [DeskEffect] {
         guard inputMethod.gone(client) else { return [] }
-        return [.log(SessionLogEntry(.warning, "input method: the engine disconnected; its composition is abandoned")),
-                .cancelComposition]
+        var effects: [DeskEffect] = [.log(SessionLogEntry(.warning, "input method: the engine disconnected; its composition is abandoned")),
+                                     .cancelComposition]
+        let unanswered = inputMethod.inEngine.takeAll()
+        guard let first = unanswered.first else { return effects }
+        // All for the window that composes now (and any held keys' window):
+        // its successor types them. Otherwise (focus moved since they were
+        // sent) each goes to the window it was typed in, plain, in order.
+        let window = first.window
+        if unanswered.allSatisfy({ $0.window == window }), window == compositionTarget,
+           (inputMethod.heldKeys.window ?? window) == window {
+            effects.append(.log(SessionLogEntry(.info, "input method: \(unanswered.count) keys the engine had not answered are held for its successor")))
+            if inputMethod.heldKeys.holdFirst(unanswered.map(\.key), for: window, now: now) {
+                effects.append(.armHeldKeyDeadline(after: KeysAwaitingEngine.limit))
+            }
+            return effects
+        }
+        effects.append(.log(SessionLogEntry(.notice, "input method: \(unanswered.count) keys the engine had not answered go to the windows they were typed in as plain keys")))
+        var run: [KeyPress] = []
+        var runWindow = window
+        for sent in unanswered {
+            if sent.window != runWindow {
+                effects.append(.releaseHeldKeys(run, to: .window(runWindow)))
+                run = []
+                runWindow = sent.window
+            }
+            run.append(sent.key)
+        }
+        effects.append(.releaseHeldKeys(run, to: .window(runWindow)))
+        return effects
+    }
+
+    /// The engine answered a key: a commit (preedit or text) or a press on
+    /// its virtual keyboard answers a press; a release on its virtual
+    /// keyboard a release (see `KeysInEngine`).
+    public mutating func inputMethodAnswered(by client: ClientID, press: Bool) {
+        if client == inputMethod.engine { inputMethod.inEngine.answered(press: press) }
     }
 
     /// The engine's process ended (`description` from its exit status):
@@ -108,6 +157,68 @@ extension Desk {
                     .relaunchInputMethod(after: delay)]
         case .giveUp(let relaunches):
             return [.log(SessionLogEntry(.error, "input method: giving up after \(relaunches) relaunches in a row (the engine ended: \(description)); typing goes straight to the window"))]
+                + releaseHeldKeysPlain(why: "the engine will not come back")
         }
+    }
+
+    // MARK: - Keys while the engine is away
+
+    /// A key past Carrel's own bindings while the engine is on its way and
+    /// the focus would compose (or keys are held already: this one goes
+    /// behind them): held, with the deadline armed by the first. Nil: the
+    /// key goes on as usual.
+    mutating func holdForInputMethod(_ key: KeyPress, now: Instant) -> [DeskEffect]? {
+        var effects = releaseHeldKeysIfTargetMoved()
+        let window: WindowID
+        if let held = inputMethod.heldKeys.window {
+            window = held
+        } else {
+            guard inputMethod.awaitingEngine, !inputMethod.keyboardGrabbed, let target = compositionTarget else { return nil }
+            window = target
+        }
+        effects.append(.holdKey(window: window))
+        if inputMethod.heldKeys.hold(key, for: window, now: now) {
+            effects += [.log(SessionLogEntry(.info, "input method: the engine is away; holding keys for \(window) until it takes the keyboard (at most \(KeysAwaitingEngine.limit.secondsText))")),
+                        .armHeldKeyDeadline(after: KeysAwaitingEngine.limit)]
+        }
+        return effects
+    }
+
+    /// The deadline armed for held keys: past it, they go to their window as
+    /// plain keys and keys stop waiting until the engine next shows life (a
+    /// launch, a restart, a grab released), so a broken engine costs the
+    /// student one bounded pause, not one per word.
+    public mutating func heldKeysDeadlinePassed(now: Instant) -> [DeskEffect] {
+        guard let deadline = inputMethod.heldKeys.deadline else { return [] }
+        guard now >= deadline else { return [.armHeldKeyDeadline(after: deadline.duration(since: now))] }
+        inputMethod.awaitingEngine = false
+        return releaseHeldKeysPlain(why: "the engine did not take the keyboard within \(KeysAwaitingEngine.limit.secondsText)")
+    }
+
+    /// Keyboard focus on the window Core decided, the held keys let go
+    /// first if their window no longer composes.
+    mutating func focusEffects() -> [DeskEffect] {
+        releaseHeldKeysIfTargetMoved() + [.focus(focusTarget)]
+    }
+
+    /// Held keys belong to the window they were typed in: when focus or the
+    /// composition target leaves it (focus switch, a window mapped or gone,
+    /// a session that denies input_method), they go to it as plain keys,
+    /// before the focus moves.
+    mutating func releaseHeldKeysIfTargetMoved() -> [DeskEffect] {
+        guard let window = inputMethod.heldKeys.window, window != compositionTarget else { return [] }
+        // Keys the engine (which lost its grab) was sent before these and has
+        // not answered go first: whatever it makes of them now is for a
+        // window that no longer composes, and is dropped.
+        let unanswered = inputMethod.inEngine.giveAway(for: window)
+        return (unanswered.isEmpty ? [] : [.releaseHeldKeys(unanswered, to: .window(window))])
+            + releaseHeldKeysPlain(why: "\(window) no longer composes (focus moved or the session changed)")
+    }
+
+    private mutating func releaseHeldKeysPlain(why: String) -> [DeskEffect] {
+        guard let released = inputMethod.heldKeys.release() else { return [] }
+        let (window, keys) = released
+        return [.log(SessionLogEntry(.notice, "input method: \(why); \(keys.count) held keys go to \(window) as plain keys")),
+                .releaseHeldKeys(keys, to: .window(window))]
     }
 }

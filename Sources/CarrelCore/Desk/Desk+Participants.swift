@@ -33,6 +33,13 @@ extension Desk {
         return output
     }
 
+    /// The area of the window keys go to now, the one the input method
+    /// types into: its candidate popup stays inside it. Nil without one.
+    public func focusedArea(output: Rect) -> Rect? {
+        guard let target = focusTarget, let owner = windows.owner(of: target) else { return nil }
+        return area(for: owner, output: output)
+    }
+
     // MARK: - Focus
 
     /// The focus switch during a session: consumed, and the lowest window the

@@ -144,8 +144,9 @@ public struct Desk: Sendable {
 
     // MARK: - Keys
 
-    /// A key from a keyboard: exactly one of `.deliverKey` / `.consumeKey`,
-    /// with whatever the key sets off.
+    /// A key from a keyboard: exactly one of `.deliverKey` / `.consumeKey` /
+    /// `.deliverKeyToInputMethod` / `.holdKey` (held for the input method,
+    /// let go later by `.releaseHeldKeys`), with whatever the key sets off.
     public mutating func key(_ key: KeyPress, now: Instant) -> [DeskEffect] {
         if let id = askingConfirmation {
             guard key.pressed, let allowed = AppLock.answer(forPressed: key.keysyms) else { return [.consumeKey] }
@@ -163,7 +164,8 @@ public struct Desk: Sendable {
             return [.consumeKey, .log(SessionLogEntry(.notice, "guided access: passcode entry opened at the machine"))]
                 + perform(passcodeEntry.open(), now: now)
         }
-        if key.pressed, let effects = switchSessionFocus(key) { return effects }
+        // Keys held for the window left behind go to it before focus moves.
+        if key.pressed, let effects = switchSessionFocus(key) { return releaseHeldKeysIfTargetMoved() + effects }
         if key.pressed, let action = Keybindings.action(forPressed: key.keysyms, modifiers: key.modifiers,
                                                         restrictionsActive: restrictions != nil, emergency: emergency) {
             switch action {
@@ -178,7 +180,9 @@ public struct Desk: Sendable {
         }
         // After the emergency binding: nothing may shadow it.
         if key.pressed, let effects = magnifierKey(key) { return effects }
+        if let held = holdForInputMethod(key, now: now) { return held }
         if let target = inputMethodKeyTarget {
+            inputMethod.inEngine.sent([key], for: target, now: now)
             return [.deliverKeyToInputMethod(window: target)]
         }
         return [.deliverKey(window: focusTarget)]
@@ -245,7 +249,7 @@ public struct Desk: Sendable {
         }
         if owner.role == .app { appAway = false }
         effects += updateKioskGap()
-        effects.append(.focus(focusTarget))
+        effects += focusEffects()
         effects += participantWindowMapped(owner)
         effects += beginOnBehalfIfDue(owner: owner, now: now)
         return effects
@@ -253,16 +257,16 @@ public struct Desk: Sendable {
 
     public mutating func toplevelUnmapped(_ id: WindowID) -> [DeskEffect] {
         windows.unmapped(id)
-        return updateKioskGap() + [.focus(focusTarget)]
+        return updateKioskGap() + focusEffects()
     }
 
     public mutating func toplevelDestroyed(_ id: WindowID) -> [DeskEffect] {
         windows.destroyed(id)
-        return updateKioskGap() + [.focus(focusTarget)]
+        return updateKioskGap() + focusEffects()
     }
 
     /// A keyboard appeared: it must enter the right window.
-    public func keyboardAdded() -> [DeskEffect] { [.focus(focusTarget)] }
+    public mutating func keyboardAdded() -> [DeskEffect] { focusEffects() }
 
     private mutating func updateKioskGap() -> [DeskEffect] {
         let gap = kiosk && (appAway || KioskScreen.isGap(kiosk: true, mappedRoles: windows.mappedRoles))
@@ -272,8 +276,8 @@ public struct Desk: Sendable {
                                                   : "kiosk: the app mapped a window"))] + screenChanged()
     }
 
-    func screenChanged() -> [DeskEffect] {
-        [.applyScreenRules(screenRules), .focus(focusTarget)]
+    mutating func screenChanged() -> [DeskEffect] {
+        releaseHeldKeysIfTargetMoved() + [.applyScreenRules(screenRules), .focus(focusTarget)]
     }
 
     // MARK: - The app

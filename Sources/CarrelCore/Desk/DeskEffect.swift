@@ -15,6 +15,17 @@ public enum DeskEffect: Sendable, Hashable, CustomStringConvertible {
     /// Hand the key to the input method's keyboard grab: it composes for
     /// `window` (the focus, which may use the input method now).
     case deliverKeyToInputMethod(window: WindowID)
+    /// The key waits in Core for the input method (its engine is starting,
+    /// restarting or gone): nobody gets it now; a `.releaseHeldKeys` later
+    /// hands it on, exactly once.
+    case holdKey(window: WindowID)
+    /// Hand on these held keys, in order, each with its own modifiers, then
+    /// the keyboard's current modifiers: to the engine's grab, or to the
+    /// window as plain keys (focusing it first if the seat's focus is
+    /// elsewhere; the `.focus` that follows, if any, moves it on).
+    case releaseHeldKeys([KeyPress], to: HeldKeyDestination)
+    /// Report `Desk.heldKeysDeadlinePassed` once `after` has passed.
+    case armHeldKeyDeadline(after: Duration)
     /// Let the input method's preedit, commit or deletion through to the
     /// focused window's text input.
     case relayComposition(window: WindowID)
@@ -81,6 +92,9 @@ public enum DeskEffect: Sendable, Hashable, CustomStringConvertible {
         case .deliverKey(let window): return "deliver key to \(window.map(\.description) ?? "no window")"
         case .consumeKey: return "consume key"
         case .deliverKeyToInputMethod(let window): return "deliver key to the input method for \(window)"
+        case .holdKey(let window): return "hold key for the input method, for \(window)"
+        case .releaseHeldKeys(let keys, let destination): return "release \(keys.count) held keys to \(destination)"
+        case .armHeldKeyDeadline(let delay): return "let held keys go after \(delay)"
         case .relayComposition(let window): return "relay composition to \(window)"
         case .cancelComposition: return "cancel composition"
         case .relaunchInputMethod(let delay): return "relaunch the input method after \(delay)"

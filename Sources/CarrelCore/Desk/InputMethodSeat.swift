@@ -20,6 +20,18 @@ public struct InputMethodSeat: Sendable, Equatable {
     /// Whether the running engine was launched with its own prediction on
     /// (nil: not running).
     public private(set) var launchedWithPrediction: Bool?
+    /// The engine is on its way (launched, restarting, relaunching after a
+    /// death, or its grab released while it lives) and has not taken the
+    /// keyboard since: keys for a window that would compose wait for it
+    /// (`KeysAwaitingEngine`). Cleared by the grab, by giving up, and when
+    /// held keys outlived their bound (until the engine next shows life).
+    public internal(set) var awaitingEngine = false
+    /// Relaunching was given up; a disconnect then means nobody comes back.
+    private var givenUp = false
+    /// Keys held while the engine is away.
+    public internal(set) var heldKeys = KeysAwaitingEngine()
+    /// Keys sent to the engine it has not answered yet.
+    public internal(set) var inEngine = KeysInEngine()
 
     public init() {}
 
@@ -37,18 +49,30 @@ public struct InputMethodSeat: Sendable, Equatable {
     public mutating func grabRequested(by client: ClientID) -> Bool {
         guard client == engine, !keyboardGrabbed else { return false }
         keyboardGrabbed = true
+        awaitingEngine = false
         return true
     }
 
-    /// The grab was released (or its resource destroyed).
+    /// The grab was released (or its resource destroyed). The engine lives
+    /// and may grab again at once (fcitx5 does so when reactivated): keys
+    /// wait for it, within the bound.
     public mutating func grabReleased(by client: ClientID) {
-        if client == engine { keyboardGrabbed = false }
+        guard client == engine, keyboardGrabbed else { return }
+        keyboardGrabbed = false
+        awaitingEngine = true
     }
 
     /// Carrel launched the engine's process, its prediction on or off.
     public mutating func launched(now: Instant, prediction: Bool) {
         launchedAt = now
         launchedWithPrediction = prediction
+        givenUp = false
+        awaitingEngine = true
+    }
+
+    /// Carrel is replacing the engine (its prediction setting changed).
+    public mutating func restarting() {
+        awaitingEngine = true
     }
 
     /// The engine's process ended: when to launch it again, or nil to give up.
@@ -56,7 +80,14 @@ public struct InputMethodSeat: Sendable, Equatable {
         let lived = launchedAt.map { now.duration(since: $0) } ?? .zero
         launchedAt = nil
         launchedWithPrediction = nil
-        return relaunches.appExited(lived: lived)
+        let decision = relaunches.appExited(lived: lived)
+        if case .giveUp = decision {
+            givenUp = true
+            awaitingEngine = false
+        } else {
+            awaitingEngine = true
+        }
+        return decision
     }
 
     /// The client went away: true when it was the engine (its grab goes with it).
@@ -64,6 +95,9 @@ public struct InputMethodSeat: Sendable, Equatable {
         guard client == engine else { return false }
         engine = nil
         keyboardGrabbed = false
+        // Killed or crashed: relaunched unless Carrel gave up on it (the
+        // exit may be reaped before or after its connection closes).
+        awaitingEngine = !givenUp
         return true
     }
 }

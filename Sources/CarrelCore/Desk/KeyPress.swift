@@ -12,14 +12,18 @@ public struct KeyPress: Sendable, Hashable, CustomStringConvertible {
     public var modifiers: Set<KeyCombination.Modifier>
     /// The UTF-8 text the key types ("" for none).
     public var text: String
+    /// The key as the compositor would hand it on: what Core gives back
+    /// when it held the key while the input method was away.
+    public var stroke: KeyStroke?
 
     public init(pressed: Bool, keysyms: [UInt32], keysym: UInt32? = nil,
-                modifiers: Set<KeyCombination.Modifier> = [], text: String = "") {
+                modifiers: Set<KeyCombination.Modifier> = [], text: String = "", stroke: KeyStroke? = nil) {
         self.pressed = pressed
         self.keysyms = keysyms
         self.keysym = keysym ?? keysyms.first ?? 0
         self.modifiers = modifiers
         self.text = text
+        self.stroke = stroke
     }
 
     public var description: String {

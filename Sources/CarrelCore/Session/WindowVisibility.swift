@@ -36,12 +36,29 @@ public enum SceneAudit {
         public var owner: WindowOwner
         /// Whether the window's node — and every ancestor — is enabled.
         public var isEnabled: Bool
+        /// The area Core gave the window (`Desk.area(for:output:)`).
+        public var area: Rect?
+        /// The bounding box of what the frame draws for the window (its
+        /// buffer, subsurfaces and popups, as the scene's clip cuts them);
+        /// nil when it draws nothing or the scene cannot say.
+        public var drawn: Rect?
 
-        public init(window: WindowID, owner: WindowOwner, isEnabled: Bool) {
+        public init(window: WindowID, owner: WindowOwner, isEnabled: Bool, area: Rect? = nil, drawn: Rect? = nil) {
             self.window = window
             self.owner = owner
             self.isEnabled = isEnabled
+            self.area = area
+            self.drawn = drawn
         }
+    }
+
+    /// Windows that would draw a pixel outside the area Core gave them: a
+    /// participant over the exam, the exam over a participant's column.
+    public static func outsideArea(_ entries: [Entry]) -> [WindowID] {
+        entries.filter { entry in
+            guard entry.isEnabled, let area = entry.area, let drawn = entry.drawn else { return false }
+            return !area.contains(drawn)
+        }.map(\.window)
     }
 
     /// Windows that are enabled although `restrictions` hide them; empty when

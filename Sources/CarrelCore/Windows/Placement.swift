@@ -64,3 +64,21 @@ public struct SessionLayout: Sendable, Equatable {
         }
     }
 }
+
+/// Where a window's popups (menus, tooltips, completion lists) may go: inside
+/// the area of the window they belong to, never merely on the output, so a
+/// participant's menu cannot open over the exam nor the exam's over a
+/// participant's column. The scene clips whatever a client draws anyway;
+/// this is where the popup is asked to be.
+public enum PopupBounds {
+    /// The box popups of a toplevel are constrained to, in the coordinates
+    /// the toplevel's popups are positioned in (its window's origin at
+    /// `toplevelOrigin` in layout coordinates).
+    ///
+    /// - Parameters:
+    ///   - area: the toplevel's area (`Desk.area(for:output:)`), layout coordinates.
+    ///   - toplevelOrigin: where the toplevel's window sits in layout coordinates.
+    public static func constraint(area: Rect, toplevelOrigin: Point) -> Rect {
+        area.relative(to: toplevelOrigin)
+    }
+}
