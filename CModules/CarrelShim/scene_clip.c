@@ -81,6 +81,37 @@ bool carrel_scene_clip_enforced(void) {
 #endif
 }
 
+#if WLR_VERSION_MINOR >= 17
+// wlroots 0.17+ clip a surface tree themselves (wlr_scene_subsurface_tree_set_clip,
+// in the tree's own coordinates, handed down to its subsurfaces). Every surface
+// tree under a confined node gets the clip, converted: the toplevel's, each
+// popup's, the layer surface's. Called before every frame, so a tree made or
+// moved since (a new popup, a new window geometry) is confined before it draws;
+// an unchanged clip costs wlroots a comparison.
+static void clip_surface_trees(struct wlr_scene_node *node, const struct wlr_box *box) {
+    if (node->type != WLR_SCENE_NODE_TREE) {
+        return;
+    }
+    int lx = 0, ly = 0;
+    wlr_scene_node_coords(node, &lx, &ly);
+    struct wlr_box local = {box->x - lx, box->y - ly, box->width, box->height};
+    // Returns at once for a tree that is not a surface tree.
+    wlr_scene_subsurface_tree_set_clip(node, &local);
+    struct wlr_scene_node *child;
+    wl_list_for_each(child, &wlr_scene_tree_from_node(node)->children, link) {
+        clip_surface_trees(child, box);
+    }
+}
+#endif
+
+void carrel_scene_clip_surface_trees(void) {
+#if WLR_VERSION_MINOR >= 17
+    for (int i = 0; i < active_count; i++) {
+        clip_surface_trees(active[i].node, &active[i].box);
+    }
+#endif
+}
+
 static bool node_enabled(struct wlr_scene_node *node) {
 #if WLR_VERSION_MINOR < 17
     return node->state.enabled;

@@ -15,9 +15,15 @@
 /// Returns false when no memory was left (then the old clip, if any, stays).
 bool carrel_scene_node_set_clip(struct wlr_scene_node *node, const struct wlr_box *box);
 
-/// Whether the frames Carrel renders on this wlroots enforce the clip
-/// (0.15: yes; 0.17+: not yet, the clip is only recorded).
+/// Whether Carrel's own frame enforces the clip and can say what each
+/// subtree draws (0.15). On 0.17+ wlroots' scene clips the surface trees
+/// (carrel_scene_clip_surface_trees) and the per-frame audit is not run.
 bool carrel_scene_clip_enforced(void);
+
+/// 0.17+: hands every clip to wlroots' surface trees under its node
+/// (toplevels, subsurfaces, popups, layer surfaces); before every frame.
+/// 0.15: nothing (the frame clips).
+void carrel_scene_clip_surface_trees(void);
 
 /// The bounding box, in layout coordinates, of what rendering would draw for
 /// the enabled subtree of `node`, each node cut to the clips of its

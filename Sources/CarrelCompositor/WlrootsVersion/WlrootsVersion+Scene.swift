@@ -127,8 +127,8 @@ extension WlrootsVersion {
 
     /// Confines everything `tree` draws (surfaces, subsurfaces, popups) to
     /// `box` in layout coordinates; nil lifts it, as must happen before the
-    /// tree is destroyed. 0.15: Carrel's frame enforces it; 0.17+: only
-    /// recorded (`clipEnforced`), their scene renders without it.
+    /// tree is destroyed. 0.15: Carrel's frame enforces it; 0.17+: wlroots'
+    /// surface-tree clip does, set before every frame (`commit`).
     static func setClip(_ tree: UnsafeMutablePointer<wlr_scene_tree>, _ box: wlr_box?) {
         if var box {
             // The table holds 1024 confined trees; past that a window
@@ -203,7 +203,8 @@ extension WlrootsVersion {
     /// frame does that, and copies a lone opaque client without a clear.)
     static func commit(_ sceneOutput: UnsafeMutablePointer<wlr_scene_output>) -> Bool {
         #if CARREL_WLROOTS_SINCE_0_17
-        wlr_scene_output_commit(sceneOutput, nil)
+        carrel_scene_clip_surface_trees()  // each window's clip, onto surface trees made or moved since
+        return wlr_scene_output_commit(sceneOutput, nil)
         #else
         carrel_scene_output_commit_frame(sceneOutput)
         #endif
