@@ -23,12 +23,12 @@ CARREL_TEST_PACKAGES+=(libgtk-4-dev gir1.2-gtk-4.0 python3-pyqt6 qt6-wayland)
 # GBM for the DRM device's buffers); seatd opens the seat and leaves Carrel
 # in its unit's cgroup; dbus for the session bus of dbus-run-session;
 # nftables, util-linux (setpriv) and kbd (chvt: the units bring tty7 to the
-# front) for the providers and the helper; a font for the demo exam's Latin
+# front) for the providers and the helper; procps for DEPLOY.md's checks; a font for the demo exam's Latin
 # text and the CJK fonts and input method for its Japanese, Korean and
 # Chinese; xkb-data for the keymaps; wvkbd and galculator, the shipped
 # policy's keyboard and the demo's calculator.
 CARREL_SEAT_PACKAGES=(systemd systemd-sysv udev dbus libwlroots10 libcairo2 libgbm1 libegl-mesa0
-  libgl1-mesa-dri seatd nftables util-linux kbd xkb-data fonts-dejavu-core fonts-noto-cjk
+  libgl1-mesa-dri seatd nftables util-linux kbd procps xkb-data fonts-dejavu-core fonts-noto-cjk
   fcitx5 fcitx5-modules fcitx5-mozc fcitx5-hangul fcitx5-chinese-addons wvkbd galculator)
 # newer wlroots: build wayland, libdrm and wlroots 0.17/0.18 from source
 # (meson-helpers/build-wlroots; libwlroots-dev above brings their libraries' -dev packages).

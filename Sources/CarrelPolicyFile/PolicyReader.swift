@@ -48,7 +48,7 @@ struct PolicyReader {
         if let t = section(root, ["outputs"], keys: ["allow_hotplug_during_session", "curtain_colour"]) {
             readOutputs(t, into: &policy.outputs)
         }
-        if let t = section(root, ["kiosk"], keys: ["enabled", "maximum_relaunches", "initial_backoff_ms", "maximum_backoff_ms", "stability_window_ms"]) {
+        if let t = section(root, ["kiosk"], keys: ["enabled", "maximum_relaunches", "initial_backoff_ms", "maximum_backoff_ms", "stability_window_ms", "vt_switching"]) {
             readKiosk(t, into: &policy.kiosk)
         }
         if let t = section(root, ["app_lock"], keys: ["allowed_executables", "require_confirmation", "banner_seconds"]) {
@@ -170,6 +170,7 @@ struct PolicyReader {
     private mutating func readKiosk(_ t: TOMLTable, into kiosk: inout KioskPolicy) {
         let path = ["kiosk"]
         if let enabled = bool(t, path + ["enabled"]) { kiosk.enabled = enabled }
+        if let switching = bool(t, path + ["vt_switching"]) { kiosk.virtualTerminalSwitching = switching }
         if let count = integer(t, path + ["maximum_relaunches"], in: 0...100) { kiosk.maximumRelaunches = count }
         if let window = integer(t, path + ["stability_window_ms"], in: 1_000...3_600_000) { kiosk.stabilityWindow = .milliseconds(window) }
         let initial = integer(t, path + ["initial_backoff_ms"], in: 10...60_000)

@@ -15,6 +15,28 @@ struct KeybindingsTests {
         #expect(Keybindings.action(forPressed: [keysym], restrictionsActive: true) == nil)
     }
 
+    @Test("with the policy's vt_switching off, the VT keys are the client's outside a session too; the emergency binding still works", arguments: 1...12)
+    func switchingOff(vt: Int) {
+        let keysym = Keybindings.switchVT1 + UInt32(vt - 1)
+        #expect(Keybindings.action(forPressed: [keysym], restrictionsActive: false, virtualTerminals: false) == nil)
+        #expect(Keybindings.action(forPressed: [keysym], restrictionsActive: true, virtualTerminals: false) == nil)
+        #expect(Keybindings.action(forPressed: [Self.escape], modifiers: [.ctrl, .alt, .shift], restrictionsActive: true,
+                                   emergency: Self.binding, virtualTerminals: false) == .emergencyInterrupt)
+    }
+
+    @Test("the Desk switches VT only where the policy lets it, and only on a seat with terminals")
+    func deskFollowsThePolicy() {
+        let key = KeyPress(pressed: true, keysyms: [Keybindings.switchVT1 + 1], keysym: Keybindings.switchVT1 + 1,
+                           modifiers: [.ctrl, .alt], text: "")
+        var policy = Policy.builtIn
+        var desk = Desk(Desk.Setup(policy: policy, hasVirtualTerminals: true))
+        #expect(desk.key(key, now: Instant(nanoseconds: 0)).contains(.switchVirtualTerminal(2)))
+        policy.kiosk.virtualTerminalSwitching = false
+        desk = Desk(Desk.Setup(policy: policy, hasVirtualTerminals: true))
+        let effects = desk.key(key, now: Instant(nanoseconds: 0))
+        #expect(!effects.contains(.switchVirtualTerminal(2)) && !effects.contains(.consumeKey))
+    }
+
     @Test("ordinary keys and neighbouring keysyms belong to the client")
     func ordinaryKeys() {
         // 'a', F1, and the keysyms just outside the VT range.

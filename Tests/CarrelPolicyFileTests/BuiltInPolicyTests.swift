@@ -68,6 +68,7 @@ let builtInKeys: [BuiltInKey] = [
     BuiltInKey("kiosk.initial_backoff_ms", .notARestriction) { builtIn.kiosk.initialBackoff == .milliseconds(250) },
     BuiltInKey("kiosk.maximum_backoff_ms", .notARestriction) { builtIn.kiosk.maximumBackoff == .milliseconds(10_000) },
     BuiltInKey("kiosk.stability_window_ms", .notARestriction) { builtIn.kiosk.stabilityWindow == .milliseconds(30_000) },
+    BuiltInKey("kiosk.vt_switching", .notMostRestrictive) { builtIn.kiosk.virtualTerminalSwitching },
     BuiltInKey("app_lock.allowed_executables", .mostRestrictive) { builtIn.appLock.allowedExecutables.isEmpty },
     BuiltInKey("app_lock.require_confirmation", .notMostRestrictive) { builtIn.appLock.requireConfirmation == false },
     BuiltInKey("app_lock.banner_seconds", .notARestriction) { builtIn.appLock.bannerDuration == .zero },

@@ -538,3 +538,22 @@ def test_separated_units_execstart_lines_run_as_systemd_would(staged, procs, log
         run(["unshare", "-m", "sh", "-c", MOUNT + f"for d in {cg}/carrel-*; do [ -d \"$d\" ] && echo 1 > \"$d/cgroup.kill\"; done; sleep 0.2; "
              f"rmdir {cg}/carrel-* {cg} 2>/dev/null; rmdir /sys/fs/cgroup/system.slice 2>/dev/null; true"], timeout=10)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def test_deploy_names_exactly_the_seats_runtime_packages():
+    """docs/DEPLOY.md's apt-get line and its table are the list test-seat builds the guest from
+    (CARREL_SEAT_PACKAGES): a package added to one and not the other fails here."""
+    import re
+
+    listed = subprocess.run(["bash", "-c", 'source meson-helpers/packages.sh && printf "%s\\n" "${CARREL_SEAT_PACKAGES[@]}"'],
+                            cwd=h.REPO, capture_output=True, text=True, check=True).stdout.split()
+    deploy = (h.REPO / "docs/DEPLOY.md").read_text()
+    command = re.search(r"apt-get install --no-install-recommends (.*?)\n```", deploy, re.S)
+    assert command, "docs/DEPLOY.md has no apt-get line for the seat's packages"
+    assert sorted(command.group(1).replace("\\", " ").split()) == sorted(listed)
+    table = deploy.split("| package | what for |", 1)[1].split("\n\n", 1)[0]
+    named = set(re.findall(r"`([a-z0-9.+-]+)`", table))
+    missing = [p for p in listed if p not in named and p not in ("systemd", "systemd-sysv", "udev", "util-linux",
+                                                                 "fcitx5-modules", "fcitx5-mozc", "fcitx5-hangul",
+                                                                 "fcitx5-chinese-addons")]
+    assert not missing, f"DEPLOY.md's table does not say what these are for: {missing}"

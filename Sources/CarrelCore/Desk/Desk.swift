@@ -167,7 +167,8 @@ public struct Desk: Sendable {
         // Keys held for the window left behind go to it before focus moves.
         if key.pressed, let effects = switchSessionFocus(key) { return releaseHeldKeysIfTargetMoved() + effects }
         if key.pressed, let action = Keybindings.action(forPressed: key.keysyms, modifiers: key.modifiers,
-                                                        restrictionsActive: restrictions != nil, emergency: emergency) {
+                                                        restrictionsActive: restrictions != nil, emergency: emergency,
+                                                        virtualTerminals: policy.kiosk.virtualTerminalSwitching) {
             switch action {
             case .switchToVirtualTerminal(let vt) where hasVirtualTerminals:
                 return [.consumeKey, .log(SessionLogEntry(.info, "switching to virtual terminal \(vt)")), .switchVirtualTerminal(vt)]

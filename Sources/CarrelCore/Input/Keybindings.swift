@@ -43,14 +43,18 @@ public enum Keybindings {
     /// `keysyms` are lower-cased; `modifiers` are those held (exactly these
     /// must be held for the emergency binding: Ctrl+Alt+Shift+Escape does not
     /// fire on Ctrl+Alt+Shift+Logo+Escape).
+    /// `virtualTerminals`: the policy's `kiosk.vt_switching`; false leaves the
+    /// VT keys to the client outside a session too.
     public static func action(forPressed keysyms: [UInt32], modifiers: Set<KeyCombination.Modifier> = [],
-                              restrictionsActive: Bool, emergency: EmergencyBinding? = nil) -> CompositorAction? {
+                              restrictionsActive: Bool, emergency: EmergencyBinding? = nil,
+                              virtualTerminals: Bool = true) -> CompositorAction? {
         if restrictionsActive {
             if let emergency, emergency.matches(keysyms: keysyms, modifiers: modifiers) {
                 return .emergencyInterrupt
             }
             return nil
         }
+        guard virtualTerminals else { return nil }
         for keysym in keysyms where keysym >= switchVT1 && keysym < switchVT1 + 12 {
             return .switchToVirtualTerminal(Int(keysym - switchVT1) + 1)
         }

@@ -238,6 +238,11 @@ public struct KioskPolicy: Sendable, Equatable {
     /// A run that lived at least this long was no crash loop: it resets the
     /// relaunch count and the back-off.
     public var stabilityWindow: Duration
+    /// `vt_switching`: whether Ctrl+Alt+F1–F12 switch virtual terminals
+    /// outside a session (a console for the invigilator). Never during one.
+    /// An exam machine's policy says no: then the machine's own keyboard
+    /// reaches no console at all, and the keys go to the app.
+    public var virtualTerminalSwitching = true
 
     public init(enabled: Bool = false, maximumRelaunches: Int = 5,
                 initialBackoff: Duration = .milliseconds(250), maximumBackoff: Duration = .seconds(10),
