@@ -17,6 +17,8 @@ CARREL_TEST_PACKAGES=(python3 python3-pytest python3-cryptography python3-venv w
   kbd seatd dosfstools mtools fdisk grub-pc-bin grub-efi-amd64-bin ovmf qemu-system-x86 qemu-utils mmdebstrap)
 # The client library's example exams: GTK 4 in C and Python, PyQt6 on Qt's Wayland platform.
 CARREL_TEST_PACKAGES+=(libgtk-4-dev gir1.2-gtk-4.0 python3-pyqt6 qt6-wayland)
+# The Qt 6 C++ exam: g++ builds it; qt6-base-private-dev has the <qpa/...> header assessment-qt.h needs on Qt 6.4.
+CARREL_TEST_PACKAGES+=(qt6-base-dev qt6-base-private-dev g++)
 # An exam seat: what a machine running the shipped units needs at run time
 # (docs/DEPLOY.md names each; meson-helpers/test-seat installs exactly these
 # into its guest). wlroots and its libraries (DRM, libinput, libseat, Mesa's

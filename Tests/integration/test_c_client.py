@@ -2,13 +2,14 @@
 
 The library is used as a vendor would use it: installed (test-all installs it
 into a prefix with meson-helpers/build-client-library; CARREL_CLIENT_PREFIX
-names it), the C example built from the installed pkg-config files alone, the
-Python examples importing the installed carrel_assessment. Each exam is
-Carrel's app, on its own toolkit's connection: GTK 4 from C and from Python,
-and PyQt6, each locking its own window headless, reacting to events, and
-ending; a second exam refused while one is locked; an administrator's
-interruption hiding the content and ending the session; misuse refused by
-the library without closing the connection.
+names it), the C and C++ examples built from the installed pkg-config files
+alone, the Python examples importing the installed carrel_assessment. Each
+exam is Carrel's app, on its own toolkit's connection: GTK 4 from C and from
+Python, Qt 6 from C++ and PyQt6, each locking its own window headless,
+reacting to events, and ending; a second exam refused while one is locked; an
+administrator's interruption hiding the content and ending the session; each
+exam seen through Xvfb's screenshots as the only window while its session
+holds; misuse refused by the library without closing the connection.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import pytest
 import carrel_harness as h
 from test_carrelctl import Ctl, carrelctl, control_dir  # noqa: F401  (fixtures)
 
-EXAMPLES = h.REPO / "clients" / "examples"
+EXAMPLES = h.REPO / "examples"
 MISUSE_CLIENT = Path(__file__).resolve().parent / "toolkit_misuse_client.py"
 BUILD_TIMEOUT = 120.0
 
@@ -60,28 +61,58 @@ def installed() -> Installed:
     return Installed(Path(os.environ.get("CARREL_CLIENT_PREFIX", default)))
 
 
-@pytest.fixture(scope="session")
-def gtk4_exam(installed, tmp_path_factory) -> Path:
-    """clients/examples/gtk4-exam.c built from the installed pkg-config files alone."""
-    cc, pkg_config = h.require_tool("cc"), h.require_tool("pkg-config")
-    env = h.clean_env({"PKG_CONFIG_PATH": str(installed.pkgconfig_dir)})
-    # The library's prefix as found (the suite may run from a copy of the
-    # installed tree, as nobody); GTK's as Debian installed it.
+def pkg_config_flags(installed: Installed, env: dict, toolkit: str) -> list[str]:
+    """The installed library's flags and `toolkit`'s, from pkg-config: the
+    library's prefix as found (the suite may run from a copy of the installed
+    tree, as nobody), the toolkit's as Debian installed it."""
+    pkg_config = h.require_tool("pkg-config")
     flags = []
-    for package, define in (("carrel-assessment-client", [f"--define-variable=prefix={installed.prefix}"]),
-                            ("gtk4", [])):
-        found = subprocess.run([pkg_config, *define, "--cflags", "--libs", package], env=env,
+    for package, arguments in (("carrel-assessment-client",
+                                [f"--define-variable=prefix={installed.prefix}", "--cflags", "--libs"]),
+                               (toolkit, ["--cflags", "--libs"])):
+        found = subprocess.run([pkg_config, *arguments, package], env=env,
                                capture_output=True, text=True, timeout=30)
-        assert found.returncode == 0, f"pkg-config could not resolve {package} (libgtk-4-dev installed?): " \
-                                      f"{found.stderr}"
+        assert found.returncode == 0, f"pkg-config could not resolve {package} (its -dev package installed? " \
+                                      f"see meson-helpers/packages.sh): {found.stderr}"
         flags += found.stdout.split()
-    out = tmp_path_factory.mktemp("gtk4-exam") / "gtk4-exam"
-    build = subprocess.run([cc, "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", str(out),
-                            str(EXAMPLES / "gtk4-exam.c"), *flags],
+    return flags
+
+
+def build_example(compiler: str, source: str, flags: list[str], env: dict, out: Path) -> Path:
+    build = subprocess.run([compiler, "-Wall", "-Wextra", "-Werror", "-o", str(out), str(EXAMPLES / source), *flags],
                            env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
-    assert build.returncode == 0, f"gtk4-exam.c did not build against the installed library:\n{build.stderr}"
+    assert build.returncode == 0, f"{source} did not build against the installed library:\n{build.stderr}"
     out.parent.chmod(0o755)  # the suite also runs as nobody
     return out
+
+
+@pytest.fixture(scope="session")
+def gtk4_exam(installed, tmp_path_factory) -> Path:
+    """examples/gtk4-exam.c built from the installed pkg-config files alone."""
+    cc = h.require_tool("cc")
+    env = h.clean_env({"PKG_CONFIG_PATH": str(installed.pkgconfig_dir)})
+    flags = ["-std=c11", *pkg_config_flags(installed, env, "gtk4")]
+    return build_example(cc, "gtk4-exam.c", flags, env, tmp_path_factory.mktemp("gtk4-exam") / "gtk4-exam")
+
+
+@pytest.fixture(scope="session")
+def qt6_exam(installed, tmp_path_factory) -> Path:
+    """examples/qt6-exam.cpp built as its comment says: the installed
+    pkg-config files, Qt6Widgets', and Qt's platform headers
+    (qt6-base-private-dev) beside Qt6Gui's include directory."""
+    cxx, pkg_config = h.require_tool("c++"), h.require_tool("pkg-config")
+    env = h.clean_env({"PKG_CONFIG_PATH": str(installed.pkgconfig_dir)})
+    flags = ["-std=c++17", "-fPIC", *pkg_config_flags(installed, env, "Qt6Widgets")]
+    where = {}
+    for variable in ("--variable=includedir", "--modversion"):
+        found = subprocess.run([pkg_config, variable, "Qt6Gui"], env=env, capture_output=True, text=True, timeout=30)
+        assert found.returncode == 0, f"pkg-config {variable} Qt6Gui: {found.stderr} (qt6-base-dev installed?)"
+        where[variable] = found.stdout.strip()
+    private = Path(where["--variable=includedir"]) / "QtGui" / where["--modversion"] / "QtGui"
+    assert (private / "qpa" / "qplatformnativeinterface.h").exists(), \
+        f"Qt's platform headers are not under {private}; install qt6-base-private-dev"
+    flags.append(f"-I{private}")
+    return build_example(cxx, "qt6-exam.cpp", flags, env, tmp_path_factory.mktemp("qt6-exam") / "qt6-exam")
 
 
 def lines(path: Path, prefix: str) -> list[str]:
@@ -91,11 +122,15 @@ def lines(path: Path, prefix: str) -> list[str]:
 
 
 def audit_story(c: h.Carrel) -> list[str]:
-    """The session events of the audit log, in order (what Carrel itself recorded)."""
+    """The session events of the audit log, in order (what Carrel itself
+    recorded), of the first session that began (1 when none did): a Qt exam
+    may retry a begin that came before its first frame was committed."""
+    records = [json.loads(line) for line in c.audit_log.read_text().splitlines()]
+    session = next((r.get("session") for r in records if r["event"] == "began"), 1)
     events = []
-    for line in c.audit_log.read_text().splitlines():
-        record = json.loads(line)
-        if record.get("session") == 1 and record["event"] in ("begin", "began", "interrupted", "ended", "failed"):
+    for record in records:
+        if record.get("session") == session and record["event"] in ("begin", "began", "interrupted", "ended",
+                                                                    "failed"):
             events.append(record["event"] + (f" {record['reason']}" if record["event"] == "interrupted" else ""))
     return events
 
@@ -171,43 +206,61 @@ def orange_pixels(image, enough: int = 0) -> int:
     return count
 
 
-def test_as_the_x_server_shows_it_only_the_c_exam_is_seen_while_its_session_holds(
-        carrel, installed, gtk4_exam, paint_bin, carrelctl, control_dir, procs, logdir, logs, artifacts_dir):
+# Each example exam: the name its lines begin with, and its command (after
+# `env` and the installed library's variables) from the built examples.
+EXAMS = {
+    "c-gtk4": ("gtk4-exam", lambda request: ["GDK_BACKEND=wayland", str(request.getfixturevalue("gtk4_exam"))]),
+    "cpp-qt6": ("qt6-exam", lambda request: ["QT_QPA_PLATFORM=wayland", str(request.getfixturevalue("qt6_exam"))]),
+    "python-gtk4": ("gtk4_exam.py", lambda request: ["GDK_BACKEND=wayland", sys.executable,
+                                                     str(EXAMPLES / "gtk4_exam.py")]),
+    "pyqt6": ("qt6_exam.py", lambda request: ["QT_QPA_PLATFORM=wayland", sys.executable,
+                                              str(EXAMPLES / "qt6_exam.py")]),
+}
+
+
+@pytest.mark.parametrize("exam", sorted(EXAMS))
+def test_as_the_x_server_shows_it_only_the_exam_is_seen_while_its_session_holds(
+        exam, request, carrel, installed, paint_bin, carrelctl, control_dir, procs, logdir, logs, artifacts_dir):
     """Carrel nested in Xvfb: an untrusted orange window is seen before the
-    session, never while the C exam's session holds (the exam's own window is
-    what shows), and the exam ends when an administrator interrupts it."""
+    session, never while the exam's session holds (the exam's own window is
+    what shows), and the exam hides its content and ends when an
+    administrator interrupts it; the audit log records that story."""
     from test_visual import screenshot, start_xvfb, save
 
+    h.require_tool("Xvfb")  # start_xvfb alone would skip; this suite's tools are required
+    name, command = EXAMS[exam]
+    argv = ["env", *installed.env(), *command(request)]
     display = start_xvfb(procs, logdir, logs)
     go, out = logdir / "go", logdir / "exam.out"
     socket = control_dir / "control.sock"
     # The exam starts once the test has seen the untrusted window (bounded).
-    script = ('i=0; until [ -e "$1" ]; do i=$((i+1)); [ $i -gt 200 ] && exit 3; sleep 0.05; done; '
-              'exec "$0" --hold 0 > "$2" 2>&1')
-    c = carrel.start(app=["env", "GDK_BACKEND=wayland", *installed.env(), "sh", "-c", script, str(gtk4_exam),
-                          str(go), str(out)],
+    script = ('go="$0"; out="$1"; shift; i=0; until [ -e "$go" ]; do i=$((i+1)); [ $i -gt 200 ] && exit 3; '
+              'sleep 0.05; done; exec "$@" --hold 0 > "$out" 2>&1')
+    c = carrel.start(app=["sh", "-c", script, str(go), str(out), *argv],
                      backend="x11", env={"DISPLAY": display}, args=["--control-socket", str(socket)])
     c.client([str(paint_bin), "--color", "%02x%02x%02x" % ORANGE], name="untrusted-orange")
     seen = h.wait_until(lambda: orange_pixels(screenshot(display), enough=1000) >= 1000, h.CLIENT_TIMEOUT,
                         interval=0.25)
     assert seen, f"the untrusted orange window never showed before the session\n{c.evidence()}"
     go.touch()
-    assert h.wait_until(lambda: "event began" in lines(out, "gtk4-exam"), h.CLIENT_TIMEOUT), \
-        f"the exam never began: {lines(out, 'gtk4-exam')}\n{c.evidence()}"
+    assert h.wait_until(lambda: "event began" in lines(out, name), h.CLIENT_TIMEOUT), \
+        f"{name} never began: {lines(out, name)}\n{out.read_text() if out.exists() else ''}\n{c.evidence()}"
     for shot in range(6):
         image = screenshot(display)
         leaked = orange_pixels(image)
         centre = image.pixel(image.width // 3, image.height // 3)
         if leaked or sum(centre) < 3 * 160:
-            png = save(image, artifacts_dir, "c-exam-session")
-            pytest.fail(f"screenshot {shot} while the session holds: {leaked} orange pixels, the exam's "
-                        f"window at the centre shows {centre} (expected GTK's light background); {png}")
+            png = save(image, artifacts_dir, f"{exam}-exam-session")
+            pytest.fail(f"screenshot {shot} while {name}'s session holds: {leaked} orange pixels, the exam's "
+                        f"window at the centre shows {centre} (expected the toolkit's light background); {png}")
         time.sleep(0.2)
     r = Ctl(carrelctl, socket, logdir, logs).run("end", "--reason", "fire alarm")
     assert r.returncode == 0, f"carrelctl end: {r.stderr}"
     assert c.wait_exit() == 0, c.evidence()
-    assert lines(out, "gtk4-exam")[-3:] == ["event interrupted administrative fire alarm", "content hidden",
-                                            "event ended"], out.read_text()
+    assert lines(out, name)[-3:] == ["event interrupted administrative fire alarm", "content hidden",
+                                     "event ended"], out.read_text()
+    assert audit_story(c) == ["begin", "began", "interrupted administrative", "ended"], \
+        f"audit {audit_story(c)}\n{c.evidence()}"
 
 
 def test_python_gtk4_exam_locks_its_window_and_ends(carrel, installed):
@@ -217,18 +270,19 @@ def test_python_gtk4_exam_locks_its_window_and_ends(carrel, installed):
     assert audit_story(c) == ["begin", "began", "ended"], f"audit {audit_story(c)}\n{c.evidence()}"
 
 
-def test_pyqt6_exam_locks_its_window_hides_when_interrupted_and_ends(
-        carrel, installed, carrelctl, control_dir, logdir, logs):
+@pytest.mark.parametrize("exam", ["cpp-qt6", "pyqt6"])
+def test_qt6_exam_locks_its_window_hides_when_interrupted_and_ends(
+        exam, request, carrel, installed, carrelctl, control_dir, logdir, logs):
+    name, command = EXAMS[exam]
     socket = control_dir / "control.sock"
-    c = carrel.start(app=["env", "QT_QPA_PLATFORM=wayland", *installed.env(), sys.executable,
-                          str(EXAMPLES / "qt6_exam.py"), "--hold", "0"],
+    c = carrel.start(app=["env", *installed.env(), *command(request), "--hold", "0"],
                      args=["--control-socket", str(socket)], wait_ready=False)
-    assert h.wait_until(lambda: "event began" in lines(c.stdout_path, "qt6_exam.py"), h.CLIENT_TIMEOUT), \
-        f"the Qt exam never began: {lines(c.stdout_path, 'qt6_exam.py')}\n{c.evidence()}"
+    assert h.wait_until(lambda: "event began" in lines(c.stdout_path, name), h.CLIENT_TIMEOUT), \
+        f"the Qt exam never began: {lines(c.stdout_path, name)}\n{c.evidence()}"
     r = Ctl(carrelctl, socket, logdir, logs).run("end", "--reason", "fire alarm")
     assert r.returncode == 0, f"carrelctl end: {r.stderr}"
     assert c.wait_exit() == 0, c.evidence()
-    got = lines(c.stdout_path, "qt6_exam.py")
+    got = lines(c.stdout_path, name)
     assert got == ["locking", "event began", "event interrupted administrative fire alarm", "content hidden",
                    "event ended"], f"events {got}\n{c.evidence()}"
 
