@@ -123,8 +123,7 @@ def finish(root, *, uuid, unit, app_argv=None, ssh_key=None, test_console=False)
     if test_console:
         # test-seat only, never in an image built for a school: a root shell
         # on the serial console, to look inside from the test.
-        for unit_name in ("serial-getty@.service",):
-            os.unlink(os.path.join(root, "etc/systemd/system", unit_name))
+        os.unlink(os.path.join(root, "etc/systemd/system/serial-getty@.service"))  # masked above
         write(root, "etc/systemd/system/serial-getty@ttyS0.service.d/test-seat-autologin.conf",
               "# test-seat only: a root shell on the serial console, for inspection\n"
               "[Service]\nExecStart=\nExecStart=-/sbin/agetty --autologin root --noclear --keep-baud 115200 %I dumb\n")
