@@ -44,9 +44,11 @@ final class Input {
         }
         listeners.on(&cursor.pointee.events.button) { [unowned self] data in
             let event = data!.assumingMemoryBound(to: WlrootsVersion.PointerButtonEvent.self).pointee
+            endPopupGrabCoreRefuses()
             wlr_seat_pointer_notify_button(seat, event.time_msec, event.button, event.state)
         }
         listeners.on(&cursor.pointee.events.axis) { [unowned self] data in
+            endPopupGrabCoreRefuses()
             WlrootsVersion.notifyAxis(seat, data!.assumingMemoryBound(to: WlrootsVersion.PointerAxisEvent.self).pointee)
         }
         listeners.on(&cursor.pointee.events.frame) { [unowned self] _ in
@@ -56,6 +58,7 @@ final class Input {
             let event = data!.assumingMemoryBound(to: WlrootsVersion.TouchDownEvent.self).pointee
             var lx = 0.0, ly = 0.0
             wlr_cursor_absolute_to_layout_coords(cursor, WlrootsVersion.device(event), event.x, event.y, &lx, &ly)
+            endPopupGrabCoreRefuses()
             if let hit = server.surface(atLayoutX: lx, y: ly) {
                 wlr_seat_touch_notify_down(seat, hit.surface, event.time_msec, event.touch_id, hit.sx, hit.sy)
             }
@@ -267,6 +270,7 @@ final class Input {
 
     private func pointerMoved(time: UInt32) {
         server.magnifierPointerMoved(x: cursor.pointee.x, y: cursor.pointee.y)
+        endPopupGrabCoreRefuses()
         if let hit = server.surface(atLayoutX: cursor.pointee.x, y: cursor.pointee.y) {
             wlr_seat_pointer_notify_enter(seat, hit.surface, hit.sx, hit.sy)
             wlr_seat_pointer_notify_motion(seat, time, hit.sx, hit.sy)
@@ -279,8 +283,25 @@ final class Input {
         }
     }
 
+    /// Ends a popup's grab of the seat that Core does not let stand: one
+    /// whose client's window does not have keyboard focus. wlroots starts a
+    /// grab on any client's `xdg_popup.grab`, unchecked, and while it lasts
+    /// keyboard enters are ignored and the pointer enters only the grabbing
+    /// client's surfaces: a participant's menu left open would keep the
+    /// keyboard after the student switched back to the exam, and a hidden
+    /// client's grab would swallow the exam's clicks. Run before every focus
+    /// change and before input reaches the seat.
+    func endPopupGrabCoreRefuses() {
+        guard let grabber = carrel_popup_grab_client(server.xdgShell, seat) else { return }
+        let client = server.clientID(grabber)
+        if server.decide({ $0.seatGrabAllowed(for: client) }) { return }
+        server.logger.info("ended the popup grab of client \(client): its window does not have keyboard focus")
+        carrel_popup_grab_end(server.xdgShell, seat)
+    }
+
     /// Gives keyboard focus to `surface`, or takes it away when nil.
     func focusKeyboard(on surface: UnsafeMutablePointer<wlr_surface>?) {
+        endPopupGrabCoreRefuses()
         guard let surface else {
             wlr_seat_keyboard_notify_clear_focus(seat)
             return
@@ -340,6 +361,7 @@ final class Keyboard {
             case .client:
                 break
             }
+            input.endPopupGrabCoreRefuses()
             WlrootsVersion.setSeatKeyboard(input.seat, self.device)
             wlr_seat_keyboard_notify_key(input.seat, event.time_msec, event.keycode, event.state.rawValue)
         }

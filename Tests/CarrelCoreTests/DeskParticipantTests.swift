@@ -156,6 +156,31 @@ struct DeskParticipantTests {
         #expect(double.key(.press(Sym.tab)).delivers)
     }
 
+    @Test("a popup grab stands only for the client whose window has focus: the switch back to the exam ends the participant's")
+    func popupGrabFollowsFocus() {
+        var double = desk()
+        double.window(9, Owners.stranger)
+        let switchKey = KeyPress.press(Sym.tab, [.ctrl, .alt])
+        #expect(double.desk.seatGrabAllowed(for: Owners.app.client), "outside a session the exam has focus")
+        #expect(!double.desk.seatGrabAllowed(for: Owners.stranger.client), "a window without focus never holds the seat")
+        _ = begin(&double)
+        double.window(2, Owners.calculator)
+        #expect(!double.desk.seatGrabAllowed(for: Owners.calculator.client), "mapped beneath the exam, not focused")
+        #expect(double.key(switchKey).consumes)
+        #expect(double.focused == WindowID(2))
+        #expect(double.desk.seatGrabAllowed(for: Owners.calculator.client), "switched to: its menus may grab")
+        #expect(!double.desk.seatGrabAllowed(for: Owners.app.client))
+        #expect(double.key(switchKey).consumes)
+        #expect(double.focused == WindowID(1))
+        #expect(!double.desk.seatGrabAllowed(for: Owners.calculator.client), "switched away: its grab ends")
+        #expect(double.desk.seatGrabAllowed(for: Owners.app.client))
+        #expect(!double.desk.seatGrabAllowed(for: Owners.stranger.client), "hidden during the session")
+        _ = double.run { $0.toplevelUnmapped(WindowID(1)) }
+        _ = double.run { $0.toplevelUnmapped(WindowID(2)) }
+        #expect(!double.desk.seatGrabAllowed(for: Owners.app.client), "no window has focus: nobody holds the seat")
+        #expect(!double.desk.seatGrabAllowed(for: Owners.calculator.client))
+    }
+
     @Test("a window mapped beneath another goes just under it; beneath nothing (or an unmapped window) it goes on top")
     func mappedBeneath() {
         var stack = WindowStack()

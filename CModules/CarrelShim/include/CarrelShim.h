@@ -11,6 +11,7 @@
 #include "carrel-shim-shm-pool-accounting.h"
 #include "carrel-shim-audit-watch.h"
 #include "carrel-shim-xdg-initial-configure.h"
+#include "carrel-shim-popup-grab.h"
 #include "carrel-shim-output-magnifier.h"
 #include "carrel-shim-scene-frame.h"
 #include "carrel-shim-scene-clip.h"

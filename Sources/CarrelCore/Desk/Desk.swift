@@ -128,6 +128,18 @@ public struct Desk: Sendable {
     /// The window that should have keyboard focus.
     public var focusTarget: WindowID? { windows.focusTarget(under: screenRules) }
 
+    /// Whether `grabber`'s popup grab of the seat (keyboard, pointer and
+    /// touch together, as `xdg_popup.grab` takes them) may stand: only the
+    /// client whose window has keyboard focus may hold one. A grab of any
+    /// other client — the window switched away from, a hidden or untrusted
+    /// client, a role that never had focus — is ended before focus moves and
+    /// before input reaches the seat, so the window switched to always gets
+    /// the keyboard and the exam's clicks are never swallowed.
+    public func seatGrabAllowed(for grabber: ClientID) -> Bool {
+        guard let target = focusTarget else { return false }
+        return windows.owner(of: target)?.client == grabber
+    }
+
     /// Whether `id` is the session pending, active or interrupted.
     public func isLive(_ id: SessionID) -> Bool { invigilator.liveSessionID == id }
 
