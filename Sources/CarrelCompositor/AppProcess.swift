@@ -136,8 +136,14 @@ final class AppProcess {
         return AppExit(waitStatus: status)
     }
 
-    /// Asks the app to end, then kills it after `grace` seconds.
+    /// Asks the app to end, then kills it after `grace` seconds. What it
+    /// started goes with it: its process group, and every descendant that
+    /// left the group (setsid) but not the tree, as the tree was before
+    /// the stop began; one that left the tree too is Carrel's orphan (see
+    /// `Server.endStrays`).
     func terminate(grace: Double) {
+        let family = ProcessTable.descendants(of: pid)
+        defer { ProcessTable.kill(family) }
         guard !exited else {
             endGroup()
             return

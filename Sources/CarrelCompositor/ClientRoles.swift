@@ -43,6 +43,11 @@ final class ClientRoles {
     private var appSocketDirectory: String?
     /// The user the app runs as, when not Carrel's (`--app-user`).
     var appSocketOwner: (uid: uid_t, gid: gid_t)?
+    /// The programs Carrel launched, by pid, for `ProcessLineage`: whose
+    /// descendants may connect through the app's and participants' sockets.
+    var launchedPrograms: () -> [pid_t: LaunchedProgram] = { [:] }
+    /// The refusals already logged, by pid and socket.
+    private var refusalsLogged: Set<String> = []
     /// Participant id of each client that came through a participant socket.
     private var participantIDs: [OpaquePointer: String] = [:]
     /// The open participant sockets, by participant id.
@@ -141,7 +146,7 @@ final class ClientRoles {
         appListenFD = fd
         appSocketPath = path
         appAcceptSource = EventLoopFDSource(loop: wl_display_get_event_loop(display), fd: fd) { [unowned self] _ in
-            acceptClients(fd) { client in self.assign(.app, to: client) }
+            acceptClients(fd, socket: .app) { client in self.assign(.app, to: client) }
         }
         return path
     }
@@ -177,12 +182,22 @@ final class ClientRoles {
         return directory
     }
 
-    private func acceptClients(_ listenFD: Int32, _ assignRole: (OpaquePointer) -> Void) {
+    private func acceptClients(_ listenFD: Int32, socket: PrivateSocket, _ assignRole: (OpaquePointer) -> Void) {
         while true {
             let fd = accept(listenFD, nil, nil)
             if fd < 0 { return }
             // The app's children must not inherit the connection by accident.
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            if case .refused(let why) = lineage(of: fd, socket: socket) {
+                // Said once per process and socket: a process that keeps
+                // knocking must not flood the journal.
+                if refusalsLogged.insert("\(carrel_socket_peer_pid(fd)) \(socket)").inserted {
+                    if refusalsLogged.count > 1024 { refusalsLogged.removeAll() }
+                    logger.warning("refused a connection on \(socket): \(why)")
+                }
+                Glibc.close(fd)
+                continue
+            }
             guard let client = wl_client_create(display, fd) else {
                 logger.error("could not create a client for an app connection")
                 Glibc.close(fd)
@@ -190,6 +205,17 @@ final class ClientRoles {
             }
             assignRole(client)
         }
+    }
+
+    /// Core's rule on whose descendants may use `socket`, for the process
+    /// at the other end of `fd` (SO_PEERCRED's pid, its ancestry from /proc).
+    private func lineage(of fd: Int32, socket: PrivateSocket) -> ProcessLineage.Verdict {
+        let pid = carrel_socket_peer_pid(fd)
+        guard pid > 0 else {
+            return .refused("its process cannot be known (SO_PEERCRED: \(pid < 0 ? SystemError.current : "no pid"))")
+        }
+        return ProcessLineage.mayConnect(to: socket, ancestry: ProcessTable.ancestry(of: pid),
+                                         carrel: getpid(), launched: launchedPrograms())
     }
 
     /// A connection for a program Carrel is about to launch in `role` (the
@@ -224,7 +250,7 @@ final class ClientRoles {
         closeParticipantSocket(id)
         let (_, path, fd) = try listeningSocket(runtimeDirectory: runtimeDirectory, name: "participant-\(id)")
         let source = EventLoopFDSource(loop: wl_display_get_event_loop(display), fd: fd) { [unowned self] _ in
-            acceptClients(fd) { client in
+            acceptClients(fd, socket: .participant(id)) { client in
                 self.participantIDs[client] = id
                 self.assign(.participant, to: client)
             }

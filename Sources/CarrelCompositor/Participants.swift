@@ -31,6 +31,13 @@ final class Participants {
     /// The ids running now.
     var running: Set<String> { Set(processes.keys) }
 
+    /// The participant id of each one that is Carrel's own child, by pid.
+    var childPids: [pid_t: String] {
+        var pids: [pid_t: String] = [:]
+        for (id, process) in processes { if let pid = process.childPid { pids[pid] = id } }
+        return pids
+    }
+
     /// Makes the running participants those of `wanted`, all or nothing:
     /// the missing ones are started; if one cannot be, the ones just started
     /// are stopped again and the message says which failed and why. Those no

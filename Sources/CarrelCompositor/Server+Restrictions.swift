@@ -67,6 +67,7 @@ extension Server {
         // windows gone) before the session's last event is sent.
         participants.stop()
         onScreenKeyboard.stop()
+        endStrays()
         providerHost?.revert()
         restrictionsHeldFor = nil
         logger.info("restrictions reverted for \(id)")

@@ -1,6 +1,7 @@
 import CarrelAudit
 import CarrelCore
 import CarrelShim
+import CarrelSystem
 import Glibc
 import Logging
 
@@ -186,6 +187,12 @@ public final class Server {
         // The assessment global goes exactly to the roles the policy entitles.
         let access = options.access.applying(desk.policy)
         roles = ClientRoles(display: display, access: access, appLock: desk.policy.appLock, logger: logger)
+        // What Carrel launches and what they start stay findable: an orphan
+        // of theirs becomes Carrel's child (not init's), is refused on the
+        // private sockets and is ended with the session.
+        if !carrel_become_child_subreaper() {
+            logger.warning("could not become the child subreaper of the programs Carrel launches (\(SystemError.current)); a process that double-forks out of a participant is not ended with its session")
+        }
         // Capture exists only when the policy enables it outside sessions;
         // while a session holds restrictions the global is hidden and every
         // pending frame fails (at begin, and before each output commit).
@@ -204,6 +211,7 @@ public final class Server {
             decorations.append(decoration)
         }
         roles.sessionActive = { [unowned self] in restrictionsActive }
+        roles.launchedPrograms = { [unowned self] in launchedPrograms() }
         // Before any client connects: every blocked attempt is recorded.
         installAudit()
         input = Input(server: self)
@@ -382,6 +390,7 @@ public final class Server {
 
     /// The app ended: what that means (end its session, relaunch, stop) is Core's.
     func handleChildExit() {
+        defer { reapStrays() }
         _ = reapInputMethod()
         onScreenKeyboard.reap()
         for (id, status) in participants.reap() {
@@ -390,6 +399,50 @@ public final class Server {
         guard let app, let status = app.reap() else { return }
         self.app = nil
         drive { $0.appExited(status: status.carrelExitStatus, description: status.description, now: AssessmentService.now()) }
+    }
+
+    /// The programs Carrel launched that are its own children now, by pid:
+    /// the app, the participants, the input method (a retiring one too) and
+    /// the on-screen keyboard. Who may connect through which private socket
+    /// (`ProcessLineage`) and which children are strays follow from it.
+    func launchedPrograms() -> [pid_t: LaunchedProgram] {
+        var programs: [pid_t: LaunchedProgram] = [:]
+        if let pid = app?.childPid { programs[pid] = .app }
+        for (pid, id) in participants.childPids { programs[pid] = .participant(id) }
+        for process in [inputMethodProcess, retiringInputMethod].compactMap({ $0 }) { programs[process.pid] = .inputMethod }
+        if let pid = onScreenKeyboard.pid { programs[pid] = .onScreenKeyboard }
+        return programs
+    }
+
+    /// Carrel's children that it never launched: orphans it took in as the
+    /// subreaper, left by a program that double-forked. Every child Carrel
+    /// spawns and waits for elsewhere is reaped before the loop runs again
+    /// (`BoundedCommand`), so none of those is ever taken for a stray.
+    private func strays() -> [pid_t] {
+        ProcessLineage.strays(children: ProcessTable.children(of: getpid()).map(\.pid),
+                              launched: Set(launchedPrograms().keys))
+    }
+
+    /// Collects strays that have ended (Carrel is their parent now).
+    private func reapStrays() {
+        for pid in strays() {
+            var status: Int32 = 0
+            if waitpid(pid, &status, WNOHANG) == pid {
+                logger.info("reaped pid \(pid), an orphan of a program Carrel launched")
+            }
+        }
+    }
+
+    /// Ends every stray and what it started: nothing a participant, the
+    /// input method, the keyboard or the app left behind outlives a session
+    /// (run when the session's restrictions come down, before `ended`) or Carrel.
+    func endStrays() {
+        let found = strays()
+        guard !found.isEmpty else { return }
+        var killed = 0
+        for pid in found { killed += ProcessTable.killTree(pid) }
+        logger.notice("ended \(killed) process(es) that left the programs Carrel launched (orphans Carrel took in: \(found.map(String.init).joined(separator: ", ")))")
+        reapStrays()
     }
 
     /// Single App Mode: launch the app again after `delay`.
@@ -437,6 +490,7 @@ public final class Server {
         }
         participants.stop()
         onScreenKeyboard.stop()
+        endStrays()
         controlSocket?.close()
         controlSocket = nil
         stopInputMethod()

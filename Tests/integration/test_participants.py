@@ -14,6 +14,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -22,6 +23,8 @@ import pytest
 import carrel_harness as h
 from test_assessment import (ACTIVE, EVENT_TIMEOUT, INACTIVE, INTEGRITY, World, _SESSION,
                              client_python, expect_lock_state, pywayland_protocols, wait_lock_state)
+
+HERE = Path(__file__).resolve().parent
 
 PARTICIPANT_UNAVAILABLE = _SESSION.failure_reason.participant_unavailable.value
 # What each party draws: the exam (assessment_client.py's buffer), the
@@ -54,7 +57,11 @@ def policy(tmp_path: Path, on_exit: str = "interrupt") -> Path:
         "[participants.galculator]\n"
         "command = [\"/usr/bin/galculator\"]\n"
         "[participants.missing]\n"
-        "command = [\"/nonexistent/carrel-test-calculator\"]\n")
+        "command = [\"/nonexistent/carrel-test-calculator\"]\n" +
+        "".join(f"[participants.{name}]\n"
+                f"command = [\"/bin/sh\", \"-c\", \"\\\"{h.paint_bin()}\\\" & exec \\\"{sys.executable}\\\" "
+                f"\\\"{HERE / 'escaping_participant.py'}\\\" \\\"{tmp_path / (name + '.report')}\\\"\"]\n"
+                for name in ("escaper", "escaper2")))
     return path
 
 
@@ -384,4 +391,57 @@ def test_a_participant_that_exits_at_once_or_shows_no_window_fails_the_begin(mak
     wait_lock_state(a, INACTIVE)
     assert participant_sockets(world) == []
     assert processes_on(f"participant-{participant}") == [], "the participant outlived its failed begin"
+    world.alive()
+
+
+def alive(pid: int) -> bool:
+    """Whether pid runs (a zombie has ended: it can do nothing more)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2:].split()[0] != "Z"
+
+
+def test_participants_processes_that_leave_their_group_or_tree_reach_no_other_socket_and_end_by_ended(make_world, tmp_path):
+    """Two participants (escaping_participant.py) each start a process that
+    calls setsid and one that double-forks out of its tree, all running as
+    Carrel's user; each knocks on the app's socket and the other
+    participant's. Carrel refuses every such connection (it is the subreaper:
+    the double-forked one is its orphan, still known) and ends all four
+    before it sends `ended`."""
+    world = make_world()
+    a = world.client("exam")
+    a.map()
+    a.bind(version=2)
+    a.send("config c ; participant c escaper ; participant c escaper2")
+    a.begin(config="c")
+    a.began()
+    reports = [tmp_path / "escaper.report", tmp_path / "escaper2.report"]
+
+    def lines():
+        return [line for r in reports if r.exists() for line in r.read_text().splitlines()]
+
+    def knocked_everywhere():
+        seen = lines()
+        return all(any(line.startswith(f"{kind} ") and line.endswith(f" {socket}") for line in seen)
+                   for kind in ("setsid", "double-fork") for socket in ("app", "participant-escaper",
+                                                                        "participant-escaper2"))
+    assert h.wait_until(knocked_everywhere, 15, interval=0.1), \
+        f"the escaped processes did not try every socket: {lines()}\n{world.carrel.evidence()}"
+    connected = [line for line in lines() if " connected " in line]
+    assert not connected, f"a process that left its participant connected to a private socket: {connected}"
+    escaped = {int(line.split()[2]): line.split()[1] for line in lines() if line.startswith("escaped ")}
+    assert sorted(escaped.values()) == ["double-fork", "double-fork", "setsid", "setsid"], escaped
+    orphans = [pid for pid, kind in escaped.items() if kind == "double-fork"]
+    assert all(int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]) == world.carrel.pid
+               for pid in orphans), "the double-forked processes were not taken in by Carrel (the subreaper)"
+    a.send("end s")
+    a.expect("session s ended")
+    # SIGKILL was sent before `ended`; allow the kernel a moment to finish them.
+    h.wait_until(lambda: not any(alive(pid) for pid in escaped), 1, interval=0.02)
+    survivors = {pid: kind for pid, kind in escaped.items() if alive(pid)}
+    assert not survivors, f"outlived the session: {survivors}\n{world.carrel.evidence()}"
+    log = world.carrel.stderr_path.read_text(errors="replace")
+    assert "refused a connection on the app's socket" in log, "Carrel did not say why it refused"
     world.alive()

@@ -12,6 +12,7 @@
 #include "carrel-shim-audit-watch.h"
 #include "carrel-shim-xdg-initial-configure.h"
 #include "carrel-shim-popup-grab.h"
+#include "carrel-shim-process.h"
 #include "carrel-shim-output-magnifier.h"
 #include "carrel-shim-scene-frame.h"
 #include "carrel-shim-scene-clip.h"

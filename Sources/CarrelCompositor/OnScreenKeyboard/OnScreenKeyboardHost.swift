@@ -15,6 +15,8 @@ final class OnScreenKeyboardHost {
     private let layer: UnsafeMutablePointer<wlr_scene_tree>
     private var listeners = ListenerBag()
     private var process: AppProcess?
+    /// The keyboard's pid while it runs.
+    var pid: pid_t? { process?.pid }
     private var surface: OnScreenKeyboardSurface?
 
     init(server: Server, above appLayer: UnsafeMutablePointer<wlr_scene_tree>, logger: Logger) {

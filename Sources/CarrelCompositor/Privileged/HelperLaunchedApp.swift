@@ -1,4 +1,5 @@
 import CarrelCore
+import Glibc
 import Logging
 
 /// A program the privileged helper started for Carrel, by the id the helper
@@ -6,6 +7,8 @@ import Logging
 /// `exited` event, and signals go through the helper.
 final class HelperLaunchedApp: LaunchedApp {
     let id: UInt64
+    /// Not Carrel's child: the helper started it.
+    var childPid: pid_t? { nil }
     /// The helper connection that started it: a later one numbers its programs afresh.
     let generation: Int
     private let link: PrivilegedHelperLink

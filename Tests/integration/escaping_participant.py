@@ -1,0 +1,83 @@
+"""A participant that leaves its process group and its process tree, then
+knocks on every private socket, for test_participants.py.
+
+    python escaping_participant.py REPORT_FILE
+
+Run by the policy's command as a participant (WAYLAND_DISPLAY is its own
+socket, beside the app's and the other participants'). It starts two
+processes that try to outlive it: one that calls setsid (out of the
+participant's process group, still in its tree) and one that double-forks
+(out of the tree too: its parent exits). Each writes `escaped KIND PID` to
+REPORT_FILE, then keeps connecting to the app's socket and to every other
+participant's, writing `KIND connected SOCKET` when Carrel answers a
+wl_display.sync there and `KIND refused SOCKET` when the connection is
+closed unanswered. The participant itself then waits (its window is drawn
+by a sibling, carrel-paint, which the policy's shell starts)."""
+
+import os
+import socket
+import struct
+import sys
+import time
+
+REPORT = sys.argv[1]
+OWN = os.environ["WAYLAND_DISPLAY"]
+DIRECTORY = os.path.dirname(OWN)
+
+
+def note(line):
+    with open(REPORT, "a") as f:
+        f.write(line + "\n")
+
+
+def knock(path):
+    """True when Carrel answers a wl_display.sync on `path`, False when it
+    closes the connection unanswered, None when the socket is not there."""
+    try:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.settimeout(2)
+        conn.connect(path)
+    except OSError:
+        return None
+    try:
+        # wl_display (object 1).sync (opcode 0), new callback id 2.
+        conn.sendall(struct.pack("<III", 1, (12 << 16) | 0, 2))
+        return len(conn.recv(64)) > 0
+    except OSError:
+        return False
+    finally:
+        conn.close()
+
+
+def knock_forever(kind):
+    note(f"escaped {kind} {os.getpid()}")
+    seen = set()
+    while True:
+        for name in sorted(os.listdir(DIRECTORY)):
+            path = os.path.join(DIRECTORY, name)
+            if path == OWN or not (name == "app" or name.startswith("participant-")):
+                continue
+            answered = knock(path)
+            if answered is None:
+                continue
+            line = f"{kind} {'connected' if answered else 'refused'} {name}"
+            if line not in seen:
+                seen.add(line)
+                note(line)
+        time.sleep(0.1)
+
+
+if os.fork() == 0:
+    os.setsid()
+    knock_forever("setsid")
+if os.fork() == 0:
+    os.setsid()
+    intermediate = os.getpid()
+    if os.fork() == 0:
+        # Wait until the intermediate has exited: this one is an orphan then.
+        while os.getppid() == intermediate:
+            time.sleep(0.01)
+        knock_forever("double-fork")
+    os._exit(0)
+while True:
+    time.sleep(1)
