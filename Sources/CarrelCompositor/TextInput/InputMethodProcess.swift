@@ -15,6 +15,9 @@ import Logging
 final class InputMethodProcess {
     let pid: pid_t
     private var exited = false
+    /// What it had started when its stop began, process group or not: ended
+    /// with it (a child that called setsid is in no group of its).
+    private var family: [ProcessTable.Entry] = []
 
     private init(pid: pid_t) { self.pid = pid }
 
@@ -126,6 +129,7 @@ final class InputMethodProcess {
         exited = true
         // What it started (mozc's server) goes with it; its relaunch starts afresh.
         kill(-pid, SIGKILL)
+        ProcessTable.kill(family)
         return AppExit(waitStatus: status)
     }
 
@@ -133,6 +137,7 @@ final class InputMethodProcess {
     /// without waiting: SIGCHLD tells when it has, `reap` collects it.
     func beginStopping() {
         guard !exited else { return }
+        family = ProcessTable.descendants(of: pid)
         kill(-pid, SIGTERM)
     }
 
@@ -140,11 +145,14 @@ final class InputMethodProcess {
     func forceStop() {
         guard !exited else { return }
         kill(-pid, SIGKILL)
+        ProcessTable.kill(family)
     }
 
     /// Ends it and what it started, waiting (Carrel is stopping: SIGTERM,
     /// then SIGKILL after a second).
     func terminate() {
+        if !exited { family = ProcessTable.descendants(of: pid) }
+        defer { ProcessTable.kill(family) }
         kill(-pid, SIGTERM)
         for _ in 0..<100 where !exited {
             if reap() != nil { break }
