@@ -80,7 +80,8 @@ final class Participants {
         stop(processes.keys.filter { !kept.contains($0) }.sorted())
     }
 
-    private func stop(_ ids: [String]) {
+    /// Stops these participants (those not running are only forgotten).
+    func stop(_ ids: [String]) {
         for id in ids {
             if let process = processes.removeValue(forKey: id) {
                 process.terminate(grace: 1.0)

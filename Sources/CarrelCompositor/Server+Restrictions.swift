@@ -23,55 +23,71 @@ extension Server {
 
     /// Puts up what the providers enforce for `set`; the scene follows when
     /// Core hears the outcome (other clients' windows leave the scene, focus
-    /// stays on the session's windows). All or nothing.
+    /// stays on the session's windows). All or nothing: Core's plan says
+    /// which steps run in which order and what a failure undoes; this only
+    /// runs them.
     func applyRestrictions(_ set: RestrictionSet) -> RestrictionOutcome {
-        // A new session: the machine must meet the preconditions first.
-        if restrictionsHeldFor != set.session, let unmet = unmetPreconditions(for: set.session) {
-            return .unsupported(unmet)
-        }
-        // An allowed magnifier this renderer cannot draw would be allowed
-        // with nothing behind it: the session fails instead.
-        if let message = MagnifierRendering.refusal(for: set, rendererDrawsMagnifier: WlrootsVersion.canDrawMagnifier(renderer)) {
-            logger.error("restrictions for \(set.session): \(message)")
-            audit.record("magnifier_unavailable", session: set.session, detail: message)
-            return .failed(message)
-        }
-        // Participants the set adds start first, all or nothing: one that
-        // cannot start leaves the running ones as they were.
-        let participantsBefore = Array(participants.running)
-        if let message = participants.start(set.participants, policy: policy, runtimeDirectory: runtimeDirectory) {
-            audit.record("participant_unavailable", session: set.session, detail: message)
-            return .participantUnavailable(message)
-        }
-        // Providers next: if one fails, nothing here has changed.
-        if case .failed(let message)? = providerHost?.apply(set) {
-            participants.stop(except: participantsBefore)
-            audit.record(AuditEvent.providerFailed, session: set.session, reason: "apply", detail: message)
-            return .failed(message)
-        }
-        // Participants an update leaves out go once the rest holds.
-        participants.stop(except: set.participants)
-        // The on-screen keyboard runs exactly while the session allows it.
-        onScreenKeyboard.follow(set, command: policy.onScreenKeyboard.command)
-        restrictionsHeldFor = set.session
-        logger.info("restrictions up for \(set.session)")
-        audit.record("restrictions_applied", session: set.session, detail: set.description)
-        return .applied
+        RestrictionPlan.apply(set, newSession: restrictionsHeldFor != set.session, running: participants.running)
+            .execute { runRestrictionStep($0, session: set.session, set: set) }
     }
 
     /// Takes down what the providers hold for `id`; Core has already
-    /// decided what the scene shows without it.
+    /// decided what the scene shows without it. Participants exist only with
+    /// their session: stopped (reaped, their windows gone) before the
+    /// session's last event is sent, and with them whatever left their trees.
     func revertRestrictions(for id: SessionID) {
         guard restrictionsHeldFor == id else { return }
-        // Participants exist only with their session: stopped (reaped, their
-        // windows gone) before the session's last event is sent.
-        participants.stop()
-        onScreenKeyboard.stop()
-        endStrays()
-        providerHost?.revert()
-        restrictionsHeldFor = nil
-        logger.info("restrictions reverted for \(id)")
-        audit.record("restrictions_reverted", session: id)
+        _ = RestrictionPlan.revert(running: participants.running).execute { runRestrictionStep($0, session: id, set: nil) }
+    }
+
+    /// One step of a restriction plan, with what it logs and audits.
+    private func runRestrictionStep(_ step: RestrictionPlan.Step, session: SessionID,
+                                    set: RestrictionSet?) -> RestrictionPlan.StepResult {
+        switch step {
+        case .checkPreconditions:
+            // A new session: the machine must meet the preconditions first.
+            if let unmet = unmetPreconditions(for: session) { return .failed(unmet) }
+        case .checkRenderer:
+            // An allowed magnifier this renderer cannot draw would be allowed
+            // with nothing behind it: the session fails instead.
+            guard let set else { return .done }
+            if let message = MagnifierRendering.refusal(for: set, rendererDrawsMagnifier: WlrootsVersion.canDrawMagnifier(renderer)) {
+                logger.error("restrictions for \(session): \(message)")
+                audit.record("magnifier_unavailable", session: session, detail: message)
+                return .failed(message)
+            }
+        case .startParticipants(let ids):
+            if let message = participants.start(ids, policy: policy, runtimeDirectory: runtimeDirectory) {
+                audit.record("participant_unavailable", session: session, detail: message)
+                return .failed(message)
+            }
+        case .applyProviders:
+            guard let set else { return .done }
+            if case .failed(let message)? = providerHost?.apply(set) {
+                audit.record(AuditEvent.providerFailed, session: session, reason: "apply", detail: message)
+                return .failed(message)
+            }
+        case .stopParticipants(let ids):
+            participants.stop(ids)
+        case .followKeyboard:
+            guard let set else { return .done }
+            onScreenKeyboard.follow(set, command: policy.onScreenKeyboard.command)
+        case .markHeld:
+            restrictionsHeldFor = session
+            logger.info("restrictions up for \(session)")
+            audit.record("restrictions_applied", session: session, detail: set?.description ?? "")
+        case .stopKeyboard:
+            onScreenKeyboard.stop()
+        case .endStrays:
+            endStrays()
+        case .revertProviders:
+            providerHost?.revert()
+        case .markReleased:
+            restrictionsHeldFor = nil
+            logger.info("restrictions reverted for \(session)")
+            audit.record("restrictions_reverted", session: session)
+        }
+        return .done
     }
 
     /// While a session holds restrictions no capture frame completes: the
