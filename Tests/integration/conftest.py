@@ -9,9 +9,16 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
+import skip_policy
 
 # Backstop: no test may run longer than this, whatever a bounded wait missed.
 TEST_BUDGET_SECONDS = int(os.environ.get("CARREL_TEST_BUDGET", "45"))
+
+
+def pytest_configure(config):
+    # Under CI a skip is a failure unless its reason is on the allow-list (skip_policy.py).
+    if not config.pluginmanager.has_plugin("carrel-skip-policy"):
+        config.pluginmanager.register(skip_policy, "carrel-skip-policy")
 
 
 @pytest.hookimpl(hookwrapper=True)
