@@ -531,7 +531,7 @@ def test_helper_unit_passes_systemd_analyze_verify(tmp_path):
     """dist/carrel-privileged.service, with its binary swapped for one that exists here."""
     analyze = shutil.which("systemd-analyze")
     if not analyze:
-        pytest.skip("systemd-analyze is not installed")
+        pytest.skip("systemd-analyze is not installed (Debian package systemd, which meson-helpers/packages.sh installs)")
     unit = (h.REPO / "dist/carrel-privileged.service").read_text()
     assert "ExecStopPost=/usr/bin/carrel-privileged --recover" in unit
     probe = tmp_path / "carrel-privileged.service"
