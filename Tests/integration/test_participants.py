@@ -21,7 +21,7 @@ import pytest
 
 import carrel_harness as h
 from test_assessment import (ACTIVE, EVENT_TIMEOUT, INACTIVE, INTEGRITY, World, _SESSION,
-                             client_python, expect_lock_state, pywayland_protocols, wait_lock_state)
+                             expect_lock_state, wait_lock_state)
 
 PARTICIPANT_UNAVAILABLE = _SESSION.failure_reason.participant_unavailable.value
 # What each party draws: the exam (assessment_client.py's buffer), the

@@ -35,7 +35,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import INTEGRITY, World, client_python, pywayland_protocols  # noqa: F401 (fixtures)
+from test_assessment import INTEGRITY, World
 from test_providers import NETPROBE, PORT, SYSTEM_PYTHON, Namespace, app_connect, begin_session, run, start_server, tool
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="privilege separation needs root "
