@@ -126,7 +126,7 @@ carrel_legs_summary() {
   [ "$count" -gt 0 ] || echo "  none"
   echo
   if [ "$rc" -eq 0 ]; then
-    echo "$(basename "$0"): every step passed in $(( $(date +%s) - carrel_legs_started ))s ($count skips, listed above)"
+    echo "$(basename "$0"): no step failed, in $(( $(date +%s) - carrel_legs_started ))s ($count skips, listed above)"
   else
     echo "$(basename "$0"): FAILED (exit $rc) after $(( $(date +%s) - carrel_legs_started ))s"
   fi
