@@ -15,6 +15,9 @@ CARREL_TEST_PACKAGES=(python3 python3-pytest python3-cryptography python3-venv w
   # the seat: kbd (chvt) and seatd, which the kiosk units name (systemd-analyze verify);
   # mmdebstrap, QEMU, OVMF, GRUB and the disk tools for test-seat and build-image
   kbd seatd dosfstools mtools fdisk grub-pc-bin grub-efi-amd64-bin ovmf qemu-system-x86 qemu-utils mmdebstrap)
+# systemd: systemd-analyze (the units' verify) and journald (the fleet's journal tests); a
+# container's Debian may lack it, and under CI a test that skips for want of it fails.
+CARREL_TEST_PACKAGES+=(systemd)
 # The client library's example exams: GTK 4 in C and Python, PyQt6 on Qt's Wayland platform.
 CARREL_TEST_PACKAGES+=(libgtk-4-dev gir1.2-gtk-4.0 python3-pyqt6 qt6-wayland)
 # The Qt 6 C++ exam: g++ builds it; qt6-base-private-dev has the <qpa/...> header assessment-qt.h needs on Qt 6.4.

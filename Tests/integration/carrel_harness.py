@@ -47,6 +47,14 @@ def paint_bin() -> Path:
     return Path(os.environ.get("CARREL_PAINT_BIN", REPO / ".build" / "debug" / "carrel-paint"))
 
 
+def demo_bin() -> Path:
+    return Path(os.environ.get("CARREL_DEMO_BIN", carrel_bin().parent / "carrel-demo-exam"))
+
+
+def probe_bin() -> Path:
+    return Path(os.environ.get("CARREL_PROBE_BIN", REPO / ".build" / "debug" / "carrel-probe"))
+
+
 def wlroots_version() -> str:
     """The wlroots the binary under test was built against: CARREL_WLROOTS, as
     for the build (test-all sets it for the 0.18 run); bookworm's 0.15 when unset."""
@@ -100,6 +108,47 @@ def tail(path: Path, max_bytes: int = 16000) -> str:
     if size > max_bytes:
         text = f"<... {size - max_bytes} bytes before this ...>\n" + text
     return text
+
+
+def start_xvfb(procs, logdir, logs, screen=(1280, 800), extra=()) -> str:
+    """Starts Xvfb on a display it picks itself (-displayfd); returns ':N'.
+    `extra`: more Xvfb options (e.g. -wr, a white root window)."""
+    if shutil.which("Xvfb") is None:
+        import pytest
+
+        # Under CI this skip is a failure (skip_policy.py): packages.sh installs xvfb.
+        pytest.skip("Xvfb is not installed (Debian package xvfb)")
+    log = logdir / "xvfb.log"
+    logs.append(("Xvfb log", log))
+    r, w = os.pipe()
+    try:
+        with open(log, "wb") as err:
+            proc = procs.spawn("Xvfb", ["Xvfb", "-displayfd", str(w), "-screen", "0",
+                                        f"{screen[0]}x{screen[1]}x24", "-nolisten", "tcp",
+                                        "-noreset", *extra],
+                               env=clean_env(), stderr=err, stdout=err, pass_fds=(w,))
+    finally:
+        os.close(w)
+    data = b""
+    deadline = time.monotonic() + 15
+    try:
+        while b"\n" not in data and time.monotonic() < deadline:
+            readable, _, _ = select.select([r], [], [], 0.2)
+            if readable:
+                chunk = os.read(r, 64)
+                if not chunk:
+                    break
+                data += chunk
+            elif proc.poll() is not None:
+                break
+    finally:
+        os.close(r)
+    number = data.decode().strip()
+    assert number.isdigit(), (f"Xvfb did not report a display within 15 s (got {data!r}, "
+                              f"status {proc.poll()}):\n{tail(log, 3000)}")
+    sock = Path(f"/tmp/.X11-unix/X{number}")
+    assert wait_until(sock.exists, 10), f"Xvfb said :{number} but {sock} never appeared"
+    return f":{number}"
 
 
 # ---------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import ACTIVE, FEATURES, INACTIVE, MANAGER, NOT_ENTITLED, World, client_python, pywayland_protocols  # noqa: F401 (fixtures)
+from test_assessment import ACTIVE, FEATURES, INACTIVE, MANAGER, NOT_ENTITLED, World
 from test_enforcement import x_windows
 from test_visual import screenshot, start_xvfb
 
@@ -33,15 +33,6 @@ PROMPT = (0x1A, 0x3A, 0x6E)
 BANNER = (0x8A, 0x1C, 0x7C)
 BANNER_SECONDS = 3
 EXAM = (0x33, 0x66, 0xCC)  # assessment_client.py's window
-
-
-@pytest.fixture
-def exam_python(tmp_path, client_python) -> Path:
-    """A copy of the interpreter at a path of our own: the allowlisted executable."""
-    path = (tmp_path / "bin" / "exam-python").resolve()
-    path.parent.mkdir()
-    shutil.copy2(Path(client_python).resolve(), path)
-    return path
 
 
 class AppLockWorld(World):

@@ -15,7 +15,7 @@ import time
 import pytest
 
 import carrel_harness as h
-from test_probe import REGISTRY_ATTACKS, probe, run_probe, start_xvfb  # noqa: F401  (probe is a fixture)
+from test_probe import REGISTRY_ATTACKS, run_probe, start_xvfb
 
 FRAME_DONE = re.compile(r"wl_callback[@#]\d+\.done\(")
 

@@ -30,8 +30,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import World, client_python, pywayland_protocols  # noqa: F401
-from test_demo_exam import demo  # noqa: F401
+from test_assessment import World
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "clients" / "python"))

@@ -20,8 +20,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import World, client_python, pywayland_protocols, world  # noqa: F401  (fixtures)
-from test_carrelctl import carrelctl, control_dir, ctl_world  # noqa: F401  (fixtures)
+from test_assessment import World
 
 ADMINISTRATIVE = 2
 TRANSITIONS = {"began", "failed", "interrupted", "ended", "updated", "update_failed"}

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_carrelctl import Ctl, carrelctl, control_dir  # noqa: F401  (fixtures)
+from test_carrelctl import Ctl
 
 EXAMPLES = h.REPO / "examples"
 MISUSE_CLIENT = Path(__file__).resolve().parent / "toolkit_misuse_client.py"

@@ -27,97 +27,10 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import ADMINISTRATIVE, World, client_python, pywayland_protocols  # noqa: F401  (fixtures)
+from carrel_clients import CTL_TIMEOUT, Ctl, World, _WithControlSocket, ctl_bin  # noqa: F401  (other tests import them from here)
+from test_assessment import ADMINISTRATIVE
 
 EXIT_REFUSED, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_PERMISSION = 1, 64, 69, 77
-CTL_TIMEOUT = 15.0
-
-
-def ctl_bin() -> Path:
-    return Path(os.environ.get("CARREL_CTL_BIN", h.REPO / ".build" / "debug" / "carrelctl"))
-
-
-@pytest.fixture(scope="session")
-def carrelctl() -> Path:
-    path = ctl_bin()
-    if not (path.is_file() and os.access(path, os.X_OK)):
-        pytest.fail(f"carrelctl not found or not executable at {path} (set CARREL_CTL_BIN or "
-                    "run `swift build` first)")
-    return path
-
-
-@pytest.fixture
-def control_dir():
-    """A short private directory (sun_path is 108 bytes) for the control socket."""
-    base = Path(tempfile.mkdtemp(prefix="carrel-ctl-", dir="/tmp"))
-    os.chmod(base, 0o700)
-    yield base
-    shutil.rmtree(base, ignore_errors=True)
-
-
-class _WithControlSocket:
-    """Hands World a factory whose carrels serve the control socket at `path`."""
-
-    def __init__(self, factory, path: Path) -> None:
-        self.factory, self.path = factory, path
-
-    def start(self, args=(), **kwargs):
-        return self.factory.start(args=["--control-socket", str(self.path), *args], **kwargs)
-
-
-class Ctl:
-    """Runs carrelctl against one socket; every run is bounded."""
-
-    def __init__(self, binary: Path, socket_path: Path, logdir: Path, logs: list) -> None:
-        self.binary, self.socket_path, self.logdir, self.logs = binary, socket_path, logdir, logs
-        self.count = 0
-
-    def run(self, *args: str, user: str | None = None, socket_path: Path | None = None,
-            binary: Path | None = None) -> subprocess.CompletedProcess:
-        argv = [str(binary or self.binary), *args]
-        if "--socket" not in args:
-            argv += ["--socket", str(socket_path or self.socket_path)]
-        if user is not None:
-            argv = ["setpriv", f"--reuid={user}", "--regid=nogroup", "--clear-groups", *argv]
-        try:
-            r = subprocess.run(argv, env=h.clean_env(), stdin=subprocess.DEVNULL,
-                               capture_output=True, text=True, timeout=CTL_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            raise h.HarnessError(f"{argv} did not exit within {CTL_TIMEOUT}s") from None
-        self.count += 1
-        log = self.logdir / f"carrelctl-{self.count}.txt"
-        log.write_text(f"argv: {argv}\nexit: {r.returncode}\n--- stdout ---\n{r.stdout}"
-                       f"--- stderr ---\n{r.stderr}")
-        self.logs.append((f"carrelctl run {self.count}", log))
-        return r
-
-    def json(self, *args: str, expect: int = 0, **kwargs) -> dict:
-        """Runs with --json; the exit status must be `expect` and stdout one JSON object."""
-        r = self.run(*args, "--json", **kwargs)
-        assert r.returncode == expect, \
-            f"carrelctl {' '.join(args)} --json exited {r.returncode}, not {expect}\n" \
-            f"stdout {r.stdout!r}\nstderr {r.stderr!r}"
-        lines = r.stdout.strip().splitlines()
-        assert len(lines) == 1, f"--json printed {len(lines)} lines: {r.stdout!r}"
-        value = json.loads(lines[0])
-        assert isinstance(value, dict) and value["ok"] == (expect == 0), value
-        if expect != 0:
-            assert value["error"]["code"] and value["error"]["message"], value
-            assert value["error"]["message"] in r.stderr or "permission denied" in r.stderr, \
-                f"the error is not on stderr too: {r.stderr!r}"
-        return value
-
-    def status(self) -> dict:
-        return self.json("status")["status"]
-
-
-@pytest.fixture
-def ctl_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
-              control_dir, carrelctl):
-    path = control_dir / "ctl" / "control.sock"
-    world = World(_WithControlSocket(carrel, path), procs, logdir, logs, tmp_path, client_python,
-                  pywayland_protocols)
-    return world, Ctl(carrelctl, path, logdir, logs)
 
 
 def begin_session(world: World, limit: int = 600):

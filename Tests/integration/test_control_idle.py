@@ -10,8 +10,6 @@ import socket
 import time
 
 import carrel_harness as h  # noqa: F401
-from test_assessment import client_python, pywayland_protocols  # noqa: F401 (fixtures)
-from test_carrelctl import carrelctl, control_dir, ctl_world  # noqa: F401 (fixtures)
 
 IDLE = 10.0
 

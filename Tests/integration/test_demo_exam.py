@@ -14,16 +14,7 @@ import pytest
 import carrel_harness as h
 
 
-def demo_bin() -> Path:
-    return Path(os.environ.get("CARREL_DEMO_BIN", h.carrel_bin().parent / "carrel-demo-exam"))
-
-
-@pytest.fixture
-def demo() -> Path:
-    path = demo_bin()
-    if not (path.is_file() and os.access(path, os.X_OK)):
-        pytest.fail(f"carrel-demo-exam not found at {path} (set CARREL_DEMO_BIN or run swift build)")
-    return path
+demo_bin = h.demo_bin  # other tests import it from here
 
 
 def events(c: h.Carrel) -> list[str]:

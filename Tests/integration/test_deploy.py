@@ -45,7 +45,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import RESTRICTION_FAILED, World, client_python, pywayland_protocols  # noqa: F401  (fixtures)
+from test_assessment import RESTRICTION_FAILED, World
 
 INSTALL = h.REPO / "meson-helpers" / "install"
 PROGRAMS = ("carrel", "carrelctl", "carrel-demo-exam", "carrel-privileged")

@@ -16,7 +16,7 @@ import time
 import pytest
 
 import carrel_harness as h
-from test_assessment import ADMINISTRATIVE, INTEGRITY, client_python, pywayland_protocols, world, x11_world  # noqa: F401  (fixtures)
+from test_assessment import ADMINISTRATIVE, INTEGRITY
 from test_visual import screenshot
 
 EXAM = (0x33, 0x66, 0xCC)

@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import CANCELLED, INTEGRITY, RESTRICTION_FAILED, WIRE, World, client_python, pywayland_protocols  # noqa: F401  (fixtures)
+from test_assessment import CANCELLED, INTEGRITY, RESTRICTION_FAILED, WIRE, World
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
 import carrel_fuzz as wire  # noqa: E402

@@ -37,9 +37,9 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import World, client_python, pywayland_protocols  # noqa: F401  (fixtures)
+from test_assessment import World
 from test_audit import records
-from test_carrelctl import Ctl, _WithControlSocket, carrelctl, control_dir  # noqa: F401  (fixtures)
+from test_carrelctl import Ctl, _WithControlSocket
 
 REMOTE = "/lib/systemd/systemd-journal-remote"
 JOURNALD = "/lib/systemd/systemd-journald"

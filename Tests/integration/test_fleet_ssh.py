@@ -26,9 +26,9 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import World, client_python, pywayland_protocols  # noqa: F401  (fixtures)
+from test_assessment import World
 from test_audit import audit, records
-from test_carrelctl import Ctl, _WithControlSocket, carrelctl, control_dir  # noqa: F401  (fixtures)
+from test_carrelctl import Ctl, _WithControlSocket
 from test_metrics import _WithAuditLog
 
 ADMINISTRATIVE = 2

@@ -17,8 +17,7 @@ import subprocess
 import time
 
 import carrel_harness as h
-from test_assessment import ADMINISTRATIVE, CLIENT, Driver, client_python, pywayland_protocols  # noqa: F401  (fixtures)
-from test_carrelctl import carrelctl, control_dir, ctl_world  # noqa: F401  (fixtures)
+from test_assessment import ADMINISTRATIVE, CLIENT, Driver
 
 NOTICE, GRACE = 1.0, 5.0  # ControlRequest.forceEndNotice, .forceEndGrace
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import World, client_python, pywayland_protocols, world  # noqa: F401  (fixtures)
+from test_assessment import World
 
 FUZZER = Path(__file__).resolve().parents[1] / "fuzz" / "carrel_fuzz.py"
 FUZZ_SECONDS = float(__import__("os").environ.get("CARREL_FUZZ_SECONDS", "60"))

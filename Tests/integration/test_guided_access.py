@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import World, client_python, pywayland_protocols  # noqa: F401  (fixtures)
-from test_carrelctl import CTL_TIMEOUT, EXIT_REFUSED, Ctl, carrelctl, control_dir  # noqa: F401
+from test_assessment import World
+from test_carrelctl import CTL_TIMEOUT, EXIT_REFUSED, Ctl
 
 PASSCODE = "correct horse"
 

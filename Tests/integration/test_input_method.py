@@ -512,12 +512,11 @@ def test_engine_ignoring_sigterm_is_killed_without_stalling_the_session(carrel, 
     stopping = re.compile(r"input method: stopping pid (\d+); the new engine starts when it has ended")
     assert h.wait_until(lambda: stopping.search(stderr(c)), 15), f"the engine was never restarted\n{c.evidence()}"
     old = int(stopping.search(stderr(c)).group(1))
-    # A client's roundtrip while the old engine still runs, SIGTERM ignored.
-    info = c.client(["wayland-info"]) if os.path.exists("/usr/bin/wayland-info") else None
-    answered_early = None
-    if info is not None:
-        assert info.wait_exit() == 0, info.stderr()[-3000:]
-        answered_early = "killing it" not in stderr(c)
+    # A client's roundtrip while the old engine still runs, SIGTERM ignored
+    # (wayland-info: required, not optional; packages.sh installs wayland-utils).
+    info = c.client([h.require_tool("wayland-info")])
+    assert info.wait_exit() == 0, info.stderr()[-3000:]
+    answered_early = "killing it" not in stderr(c)
     killed = re.compile(rf"input method: pid {old} did not end within \S+ of SIGTERM; killing it")
     assert h.wait_until(lambda: killed.search(stderr(c)), 10), \
         f"the engine ignoring SIGTERM was never killed\n{c.evidence()}"

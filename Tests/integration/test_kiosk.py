@@ -253,19 +253,22 @@ def test_dist_unit_and_session_entry_parse(tmp_path):
     root_unit = (dist / "carrel-kiosk-root.service").read_text()
     assert "ExecStart=/usr/bin/dbus-run-session -- /usr/bin/carrel --kiosk " in root_unit
     assert " --app-user exam -- /usr/bin/carrel-demo-exam\n" in root_unit
-    if h.shutil.which("systemd-analyze"):
-        # Side by side, so the kiosk's Requires= finds the helper's unit.
-        for name in ("carrel-kiosk.service", "carrel-kiosk-root.service", "carrel-privileged.service"):
-            (tmp_path / name).write_text((dist / name).read_text().replace("/usr/bin/carrel-demo-exam", "/bin/true")
-                                         .replace("/usr/bin/carrel-privileged ", "/bin/true ")
-                                         .replace("/usr/bin/carrel ", "/bin/true "))
-        for name in ("carrel-kiosk.service", "carrel-kiosk-root.service"):
-            r = subprocess.run(["systemd-analyze", "verify", str(tmp_path / name)], capture_output=True, text=True,
-                               timeout=30)
-            assert r.returncode == 0 and not r.stderr.strip(), f"systemd-analyze verify {name}: {r.stderr}"
     entry = configparser.ConfigParser(interpolation=None)
     entry.optionxform = str
     entry.read(dist / "carrel.desktop")
     section = entry["Desktop Entry"]
     assert section["Type"] == "Application" and section["Name"] == "Exam session"
     assert section["Exec"].startswith("/usr/bin/carrel --kiosk -- ")
+    if not h.shutil.which("systemd-analyze"):
+        # Under CI this skip is a failure (skip_policy.py): the package is on the project's list.
+        pytest.skip("systemd-analyze is not installed (Debian package systemd, which meson-helpers/packages.sh "
+                    "installs): the units were not verified")
+    # Side by side, so the kiosk's Requires= finds the helper's unit.
+    for name in ("carrel-kiosk.service", "carrel-kiosk-root.service", "carrel-privileged.service"):
+        (tmp_path / name).write_text((dist / name).read_text().replace("/usr/bin/carrel-demo-exam", "/bin/true")
+                                     .replace("/usr/bin/carrel-privileged ", "/bin/true ")
+                                     .replace("/usr/bin/carrel ", "/bin/true "))
+    for name in ("carrel-kiosk.service", "carrel-kiosk-root.service"):
+        r = subprocess.run(["systemd-analyze", "verify", str(tmp_path / name)], capture_output=True, text=True,
+                           timeout=30)
+        assert r.returncode == 0 and not r.stderr.strip(), f"systemd-analyze verify {name}: {r.stderr}"

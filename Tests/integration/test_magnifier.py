@@ -18,7 +18,7 @@ import pytest
 
 import carrel_harness as h
 from test_assessment_mode import began, stderr, wait_log
-from test_carrelctl import Ctl, carrelctl, control_dir  # noqa: F401 (fixtures)
+from test_carrelctl import Ctl
 from test_enforcement import x_windows
 from test_visual import save, screenshot, start_xvfb
 

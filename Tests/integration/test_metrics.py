@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import World, client_python, pywayland_protocols  # noqa: F401  (fixtures)
+from test_assessment import World
 from test_audit import guessed_bind
-from test_carrelctl import Ctl, _WithControlSocket, carrelctl, control_dir  # noqa: F401  (fixtures)
+from test_carrelctl import Ctl, _WithControlSocket
 
 ADMINISTRATIVE = 2
 SAMPLE = re.compile(r'^([a-z_]+)(\{[a-z_]+="[^"]*"\})? (\S+)$')

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import World, client_python, pywayland_protocols  # noqa: F401  (fixtures)
+from test_assessment import World
 from test_enforcement import EXAM, OUTPUT
 from test_visual import save, screenshot, start_xvfb
 

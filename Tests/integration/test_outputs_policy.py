@@ -19,7 +19,7 @@ import subprocess
 import pytest
 
 import carrel_harness as h
-from test_assessment import World, client_python, pywayland_protocols  # noqa: F401 (fixtures)
+from test_assessment import World
 from test_enforcement import CURTAIN, OUTPUT, begin_exam, end_exam, x_windows
 from test_visual import screenshot, start_xvfb
 

@@ -22,7 +22,7 @@ import pytest
 
 import carrel_harness as h
 from test_assessment import (ACTIVE, EVENT_TIMEOUT, INACTIVE, INTEGRITY, World, _SESSION,
-                             client_python, expect_lock_state, pywayland_protocols, wait_lock_state)
+                             expect_lock_state, wait_lock_state)
 
 HERE = Path(__file__).resolve().parent
 

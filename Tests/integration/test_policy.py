@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import UNSUPPORTED_CONFIGURATION, World, client_python, pywayland_protocols  # noqa: F401  (fixtures)
+from test_assessment import UNSUPPORTED_CONFIGURATION, World
 
 EXAMPLE = h.REPO / "examples" / "policy.toml"
 DEFAULT_POLICY = Path("/etc/carrel/policy.toml")

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import OTHER, PRECONDITIONS_UNMET, World, client_python, pywayland_protocols, start_xvfb  # noqa: F401
+from test_assessment import OTHER, PRECONDITIONS_UNMET, World, start_xvfb
 
 ALL = ("nested", "x_server", "seat", "policy_file", "kernel_keys", "virtual_input")
 SYSTEMD = Path("/run/systemd/system").is_dir()  # sd_booted()'s own test

@@ -35,7 +35,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import INTEGRITY, World, client_python, pywayland_protocols  # noqa: F401 (fixtures)
+from test_assessment import INTEGRITY, World
 from test_providers import NETPROBE, PORT, SYSTEM_PYTHON, Namespace, app_connect, begin_session, run, start_server, tool
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="privilege separation needs root "
@@ -531,7 +531,7 @@ def test_helper_unit_passes_systemd_analyze_verify(tmp_path):
     """dist/carrel-privileged.service, with its binary swapped for one that exists here."""
     analyze = shutil.which("systemd-analyze")
     if not analyze:
-        pytest.skip("systemd-analyze is not installed")
+        pytest.skip("systemd-analyze is not installed (Debian package systemd, which meson-helpers/packages.sh installs)")
     unit = (h.REPO / "dist/carrel-privileged.service").read_text()
     assert "ExecStopPost=/usr/bin/carrel-privileged --recover" in unit
     probe = tmp_path / "carrel-privileged.service"

@@ -25,23 +25,12 @@ ALL_ATTACKS = REGISTRY_ATTACKS + ["map_toplevel", "map_popup", "steal_focus", "r
                                   "clipboard_read", "clipboard_write"]
 
 
-def probe_bin() -> Path:
-    return Path(os.environ.get("CARREL_PROBE_BIN", h.REPO / ".build" / "debug" / "carrel-probe"))
-
-
-@pytest.fixture(scope="session")
-def probe() -> Path:
-    path = probe_bin()
-    if not (path.is_file() and os.access(path, os.X_OK)):
-        pytest.fail(f"carrel-probe not found or not executable at {path} (set CARREL_PROBE_BIN or "
-                    "run `swift build --product carrel-probe` first)")
-    return path
+probe_bin = h.probe_bin  # other tests import it from here
 
 
 def start_xvfb(procs, logdir, logs) -> str:
     h.require_tool("Xvfb")  # needed here, so missing it fails rather than skips
-    from test_visual import start_xvfb as start
-    return start(procs, logdir, logs)
+    return h.start_xvfb(procs, logdir, logs)
 
 
 class ProbeRun:

@@ -32,8 +32,8 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_app_lock import exam_python, lock_only  # noqa: F401 (fixture)
-from test_assessment import INTEGRITY, RESTRICTION_FAILED, Driver, World, client_python, pywayland_protocols  # noqa: F401 (fixtures)
+from test_app_lock import lock_only
+from test_assessment import INTEGRITY, RESTRICTION_FAILED, Driver, World
 
 HERE = Path(__file__).resolve().parent
 NETPROBE = HERE / "netprobe.py"

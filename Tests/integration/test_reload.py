@@ -5,8 +5,8 @@ the running policy stays; a changed table that needs a restart is named."""
 
 from __future__ import annotations
 
-from test_assessment import UNSUPPORTED_CONFIGURATION, client_python, pywayland_protocols  # noqa: F401  (fixtures)
-from test_carrelctl import EXIT_REFUSED, carrelctl, control_dir  # noqa: F401  (fixtures)
+from test_assessment import UNSUPPORTED_CONFIGURATION
+from test_carrelctl import EXIT_REFUSED
 from test_guided_access import guided_world
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import World, client_python, pywayland_protocols  # noqa: F401 (fixtures)
+from test_assessment import World
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]

@@ -22,8 +22,7 @@ import time
 import pytest
 
 import carrel_harness as h
-from test_assessment import INACTIVE, World, client_python, pywayland_protocols, world  # noqa: F401  (fixtures)
-from test_carrelctl import carrelctl, control_dir, ctl_world  # noqa: F401  (fixtures)
+from test_assessment import INACTIVE, World
 
 CLIENTS = 16
 KIT_CLIENTS = 4

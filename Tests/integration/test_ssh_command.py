@@ -9,8 +9,7 @@ import json
 import subprocess
 
 import carrel_harness as h
-from test_assessment import client_python, pywayland_protocols  # noqa: F401  (fixtures)
-from test_carrelctl import begin_session, carrelctl, control_dir, ctl_world  # noqa: F401  (fixtures)
+from test_carrelctl import begin_session
 
 ADMINISTRATIVE = 2
 

@@ -26,41 +26,8 @@ HALF = 10  # checks a 21x21 square around each point
 
 
 def start_xvfb(procs, logdir, logs, screen=SCREEN, extra=()) -> str:
-    """Starts Xvfb on a display it picks itself (-displayfd); returns ':N'.
-    `extra`: more Xvfb options (e.g. -wr, a white root window)."""
-    if shutil.which("Xvfb") is None:
-        pytest.skip("Xvfb is not installed (Debian package xvfb)")
-    log = logdir / "xvfb.log"
-    logs.append(("Xvfb log", log))
-    r, w = os.pipe()
-    try:
-        with open(log, "wb") as err:
-            proc = procs.spawn("Xvfb", ["Xvfb", "-displayfd", str(w), "-screen", "0",
-                                        f"{screen[0]}x{screen[1]}x24", "-nolisten", "tcp",
-                                        "-noreset", *extra],
-                               env=h.clean_env(), stderr=err, stdout=err, pass_fds=(w,))
-    finally:
-        os.close(w)
-    data = b""
-    deadline = time.monotonic() + 15
-    try:
-        while b"\n" not in data and time.monotonic() < deadline:
-            readable, _, _ = select.select([r], [], [], 0.2)
-            if readable:
-                chunk = os.read(r, 64)
-                if not chunk:
-                    break
-                data += chunk
-            elif proc.poll() is not None:
-                break
-    finally:
-        os.close(r)
-    number = data.decode().strip()
-    assert number.isdigit(), (f"Xvfb did not report a display within 15 s (got {data!r}, "
-                              f"status {proc.poll()}):\n{h.tail(log, 3000)}")
-    sock = Path(f"/tmp/.X11-unix/X{number}")
-    assert h.wait_until(sock.exists, 10), f"Xvfb said :{number} but {sock} never appeared"
-    return f":{number}"
+    """carrel_harness.start_xvfb at this test's screen size (other tests import it from here)."""
+    return h.start_xvfb(procs, logdir, logs, screen, extra)
 
 
 def screenshot(display: str) -> ximage.Image:

@@ -27,6 +27,15 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "meson-helpers", "seat"))
 
 from seatvm import Guest, SeatError, make_overlay, require_tools  # noqa: E402
 
+# The integration suite's skip policy: under CI a skip fails unless allow-listed.
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
+import skip_policy  # noqa: E402
+
+
+def pytest_configure(config):
+    if not config.pluginmanager.has_plugin("carrel-skip-policy"):
+        config.pluginmanager.register(skip_policy, "carrel-skip-policy")
+
 # Bounds, generous for TCG on two cores (about a minute from power-on to
 # the exam here; a loaded CI host is slower).
 BOOT_TO_EXAM_S = float(os.environ.get("CARREL_SEAT_BOOT_TIMEOUT", "300"))

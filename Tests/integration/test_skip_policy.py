@@ -1,0 +1,182 @@
+"""The skip policy (skip_policy.py): under CI a skip whose reason is not on the
+allow-list fails, outside CI it stays a skip, and every skip is recorded for
+test-all's summary. Runs pytest on small test files of its own (pytester), and
+a small script on meson-helpers/legs.sh, test-all's legs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+import carrel_harness as h
+import skip_policy
+
+pytest_plugins = ("pytester",)
+
+TESTS = '''
+import pytest
+
+def test_missing_tool():
+    pytest.skip("frobnicate is not installed (meson-helpers/packages.sh installs it)")
+
+@pytest.mark.skipif(True, reason="needs frobnicate (meson-helpers/packages.sh installs it)")
+def test_missing_package_mark():
+    pass
+
+def test_allowed():
+    pytest.skip("this machine runs logind: the seat check can be met here")
+
+@pytest.mark.xfail(reason="an expected failure is not a skip")
+def test_xfail():
+    assert False
+
+def test_passes():
+    pass
+'''
+
+MODULE_SKIP = '''
+import pytest
+pytest.skip("frobnicate is not installed", allow_module_level=True)
+
+def test_never_collected():
+    pass
+'''
+
+
+def run(pytester, monkeypatch, tmp_path, ci: str | None):
+    log = tmp_path / "skips.tsv"
+    monkeypatch.setenv("CARREL_SKIP_LOG", str(log))
+    if ci is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", ci)
+    pytester.makepyfile(test_things=TESTS)
+    result = pytester.runpytest("-p", "skip_policy", "-p", "no:cacheprovider", "-rA")
+    records = [line.split("\t") for line in log.read_text().splitlines()] if log.exists() else []
+    return result, {nodeid.split("::")[-1]: verdict for verdict, nodeid, _ in records}
+
+
+def test_under_ci_a_missing_tool_fails_and_an_allowed_reason_skips(pytester, monkeypatch, tmp_path):
+    result, verdicts = run(pytester, monkeypatch, tmp_path, "true")
+    # The call-phase skip fails; the skipif mark is judged at setup, an error.
+    result.assert_outcomes(passed=1, failed=1, errors=1, skipped=1, xfailed=1)
+    result.stdout.fnmatch_lines(["*skipped under CI, and this reason is not on the allow-list*frobnicate*"])
+    assert result.ret != 0
+    assert verdicts["test_missing_tool"] == "FAILED under CI"
+    assert verdicts["test_missing_package_mark"] == "FAILED under CI"
+    assert verdicts["test_allowed"].startswith("allowed: ")
+    assert "test_xfail" not in verdicts and "test_passes" not in verdicts
+
+
+def test_outside_ci_skips_stay_skips_and_are_recorded(pytester, monkeypatch, tmp_path):
+    result, verdicts = run(pytester, monkeypatch, tmp_path, None)
+    result.assert_outcomes(passed=1, skipped=3, xfailed=1)
+    assert result.ret == 0
+    assert verdicts == {"test_missing_tool": "skipped", "test_missing_package_mark": "skipped",
+                        "test_allowed": verdicts["test_allowed"]}
+    assert verdicts["test_allowed"].startswith("allowed: ")
+
+
+def test_ci_false_is_not_ci(pytester, monkeypatch, tmp_path):
+    result, _ = run(pytester, monkeypatch, tmp_path, "false")
+    result.assert_outcomes(passed=1, skipped=3, xfailed=1)
+
+
+def test_under_ci_a_skipped_module_is_an_error(pytester, monkeypatch, tmp_path):
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("CARREL_SKIP_LOG", str(tmp_path / "skips.tsv"))
+    pytester.makepyfile(test_module_skip=MODULE_SKIP)
+    result = pytester.runpytest("-p", "skip_policy", "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    monkeypatch.delenv("CI")
+    result = pytester.runpytest("-p", "skip_policy", "-p", "no:cacheprovider")
+    result.assert_outcomes(skipped=1)
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+
+
+@pytest.mark.parametrize("reason, euid, wlroots, expected", [
+    ("needs root: mount and network namespaces", 65534, None, True),
+    ("needs root: mount and network namespaces", 0, None, False),  # as root, no reason to skip
+    ("wlroots 0.18 destroys a subsurface with its parent", 0, "0.18", True),
+    ("wlroots 0.15 destroys a subsurface with its parent", 0, None, False),
+    ("Xvfb is not installed (Debian package xvfb)", 65534, "0.18", False),
+    ("python3-dbus and python3-gi are not installed (meson-helpers/packages.sh installs them)", 0, None, False),
+])
+def test_allow_list_entries_hold_only_where_they_are_legitimate(monkeypatch, reason, euid, wlroots, expected):
+    monkeypatch.setattr(skip_policy.os, "geteuid", lambda: euid)
+    if wlroots is None:
+        monkeypatch.delenv("CARREL_WLROOTS", raising=False)
+    else:
+        monkeypatch.setenv("CARREL_WLROOTS", wlroots)
+    assert (skip_policy.allowed(reason) is not None) == expected
+
+
+# The legs of test-all and test-newer-wlroots (meson-helpers/legs.sh): a leg that
+# skips fails under CI unless allow-listed, and the summary of legs and skips is
+# printed at exit, also after a failure.
+
+LEGS_SCRIPT = '''
+set -euo pipefail
+source "$LEGS_SH"
+carrel_legs_init "$ARTIFACTS/legs"
+step "builds"
+printf 'skipped\\tTests/integration/test_x.py::test_y\\tfrobnicate is not installed\\n' >>"$CARREL_SKIP_LOG"
+step "under ThreadSanitizer"
+carrel_leg_skip tsan-runtime-absent "no libclang_rt.tsan here"
+step "the benchmarks"
+carrel_leg_skip needs-root "bench/run needs root"
+step "after"
+[ -z "${FAIL_LAST:-}" ] || false
+'''
+
+
+def run_legs(tmp_path, ci: str | None, fail_last: bool = False):
+    script = tmp_path / "legs-test"
+    script.write_text(LEGS_SCRIPT)
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "CARREL_LEGS_DIR", "CARREL_SKIP_LOG")}
+    env.update(LEGS_SH=str(h.REPO / "meson-helpers" / "legs.sh"), ARTIFACTS=str(tmp_path / "artifacts"))
+    if ci is not None:
+        env["CI"] = ci
+    if fail_last:
+        env["FAIL_LAST"] = "1"
+    return subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=30)
+
+
+def legs_table(out: str) -> dict:
+    table = out.split("==> legs (wall time)\n", 1)[1].split("\n\n", 1)[0]
+    rows = {}
+    for line in table.splitlines():
+        status, rest = line[:21].strip(), line[21:].strip()
+        secs, name = rest.split("s  ", 1)
+        rows[name] = status
+    return rows
+
+
+def test_outside_ci_a_leg_may_skip_and_the_summary_lists_legs_and_skips(tmp_path):
+    r = run_legs(tmp_path, None)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert legs_table(r.stdout) == {"builds": "ok", "under ThreadSanitizer": "skipped (allowed)",
+                                    "the benchmarks": "skipped", "after": "ok", "(all legs)": ""}
+    skips = r.stdout.split("==> skips (with their reasons)\n", 1)[1]
+    assert "test_x.py::test_y" in skips and "frobnicate is not installed" in skips
+    assert "no libclang_rt.tsan here" in skips and "[allowed: the Swift toolchain ships without" in skips
+    assert "bench/run needs root" in skips and "[skipped]" in skips
+    assert "no step failed" in r.stdout and "(3 skips, listed above)" in r.stdout
+
+
+def test_under_ci_a_leg_that_skips_fails_and_the_summary_still_comes(tmp_path):
+    r = run_legs(tmp_path, "true")
+    assert r.returncode != 0, r.stdout + r.stderr
+    assert legs_table(r.stdout) == {"builds": "ok", "under ThreadSanitizer": "skipped (allowed)",
+                                    "the benchmarks": "FAILED", "(all legs)": ""}
+    assert "[FAILED under CI]" in r.stdout and "FAILED (exit 1)" in r.stdout
+    assert "may not skip (needs-root is not on the allow-list" in r.stderr
+
+
+def test_a_failed_step_is_marked_and_the_summary_still_comes(tmp_path):
+    r = run_legs(tmp_path, None, fail_last=True)
+    assert r.returncode != 0
+    assert legs_table(r.stdout)["after"] == "FAILED"
+    assert "FAILED (exit 1)" in r.stdout
