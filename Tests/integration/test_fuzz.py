@@ -135,3 +135,46 @@ def test_popup_cycle_is_refused_not_a_crash(world, kind):
         world.alive()
     bystander = world.client("bystander")
     bystander.map()
+
+
+def test_fuzz_as_a_participant_keeps_carrel_and_the_session_intact(carrel, procs, logdir, logs, tmp_path,
+                                                                     client_python, pywayland_protocols):
+    """The wire fuzzer on a participant's own socket (role `participant`, the
+    desktop globals) during the session that runs it, not only as an
+    untrusted client or the app: Carrel stays up, the exam's session stays
+    active, and `end` still gives `ended`."""
+    policy = tmp_path / "policy.toml"
+    policy.write_text("[participants.calc]\n"
+                      f"command = [\"{h.paint_bin()}\", \"--color\", \"33cc66\"]\n")
+    world = World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+                  args=["--policy", str(policy)])
+    exam = world.client("exam")
+    exam.map()
+    exam.bind(version=2)
+    exam.send("config c ; participant c calc")
+    exam.begin(config="c")
+    exam.began()
+    socket = Path(world.app_display).parent / "participant-calc"
+    assert socket.exists(), f"no participant socket at {socket}"
+    seconds = max(4.0, FUZZ_SECONDS / 6)
+    signal.alarm(int(seconds + 90))
+    rss_bound = ["--max-rss-growth-mb", "512"] if os.environ.get("CARREL_SANITIZER") else []
+    seed = int(time.time())
+    print(f"participant fuzz seed: {seed}")
+    out = logdir / "fuzz-participant.out"
+    logs.append(("fuzzer as participant", out))
+    argv = [sys.executable, str(FUZZER), "--seed", str(seed), "--duration", f"{seconds:.1f}", "--mode", "both",
+            "--role", "app", "--app", str(socket), "--carrel-pid", str(world.carrel.pid), *rss_bound]
+    with open(out, "wb") as o:
+        proc = world.procs.spawn("fuzz-participant", argv, env=h.clean_env(), stdout=o, stderr=subprocess.STDOUT)
+        status = proc.wait(timeout=seconds + 60)
+    text = out.read_text(errors="replace")
+    assert status == 0, f"fuzzer as participant (seed {seed}) exited {status}:\n{text}\n{world.carrel.evidence()}"
+    connected = world.carrel.stderr_path.read_text(errors="replace").count("client connected with role participant")
+    assert connected > 5, f"only {connected} participant connections: the fuzzer's did not get the participant role"
+    world.alive()
+    exam.sync()
+    assert exam.matching("session s .*") == ["session s began"], exam.lines
+    exam.send("end s")
+    exam.expect("session s ended", what="ended after the participant fuzz run")
+    world.alive()
