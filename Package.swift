@@ -136,7 +136,7 @@ let package = Package(
         // the catch-all rule, lock state, version. Pure Swift, no dependencies;
         // CarrelCore (the compositor side) and AssessmentKit (the client side) re-export it.
         .target(name: "CarrelWire"),
-        .target(name: "CarrelCore", dependencies: ["CarrelWire"]),
+        .target(name: "CarrelCore", dependencies: ["CarrelWire", "CarrelHelperRequests"]),
         // What Carrel's processes share with the system: Unix socket addresses,
         // errno as text, bounded reads of files Carrel did not write. Glibc
         // lives here so CarrelCore imports no C module.
@@ -190,8 +190,12 @@ let package = Package(
         // use, in a closed vocabulary (CarrelCore's PrivilegedRequest).
         .executableTarget(
             name: "carrel-privileged",
-            dependencies: ["CarrelCore", "CarrelSystem", "CarrelFDPassing"]
+            dependencies: ["CarrelHelperRequests", "CarrelSystem", "CarrelFDPassing"]
         ),
+        // The helper's closed vocabulary: requests, replies, session cgroup
+        // names and the nftables ruleset. CarrelCore re-exports it; the root
+        // helper links only this, not the compositor's decisions.
+        .target(name: "CarrelHelperRequests"),
         // The administrator's control tool: talks to carrel's control socket.
         .executableTarget(
             name: "carrelctl",

@@ -1,4 +1,4 @@
-import CarrelCore
+import CarrelHelperRequests
 import CarrelFDPassing
 import CarrelSystem
 import Glibc

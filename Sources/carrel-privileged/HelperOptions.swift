@@ -1,4 +1,4 @@
-import CarrelCore
+import CarrelHelperRequests
 import Glibc
 
 /// The helper's command line. Everything it may be asked about is fixed

@@ -1,4 +1,4 @@
-import CarrelCore
+import CarrelHelperRequests
 import CarrelSystem
 
 /// Carrel's nftables table, loaded only from `NetworkRuleset`, which the

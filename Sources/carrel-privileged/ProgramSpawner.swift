@@ -1,4 +1,4 @@
-import CarrelCore
+import CarrelHelperRequests
 import CarrelSystem
 import Glibc
 

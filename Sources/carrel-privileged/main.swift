@@ -1,4 +1,4 @@
-import CarrelCore
+import CarrelHelperRequests
 import Glibc
 
 // carrel-privileged: the root side of Carrel's privilege separation. See
