@@ -148,7 +148,7 @@ final class AppProcess {
             endGroup()
             return
         }
-        kill(leadsGroup ? -pid : pid, SIGTERM)
+        Glibc.kill(leadsGroup ? -pid : pid, SIGTERM)
         let deadline = monotonicSeconds() + grace
         while monotonicSeconds() < deadline {
             if reap() != nil {
@@ -158,17 +158,27 @@ final class AppProcess {
             usleep(10_000)
         }
         logger.warning("pid \(pid) ignored SIGTERM for \(grace)s; killing it")
-        kill(leadsGroup ? -pid : pid, SIGKILL)
+        Glibc.kill(leadsGroup ? -pid : pid, SIGKILL)
         var status: Int32 = 0
         waitpid(pid, &status, 0)
         exited = true
+    }
+
+    /// Ends it and everything under it now: SIGKILL to its process group (or
+    /// itself) and to every process in its tree, a setsid child included.
+    /// Nothing waits: SIGCHLD brings the reap.
+    func kill() {
+        guard !exited else { return }
+        let family = ProcessTable.descendants(of: pid)
+        Glibc.kill(leadsGroup ? -pid : pid, SIGKILL)
+        ProcessTable.kill(family)
     }
 
     /// What is left of its process group once it has exited (nothing when
     /// it leads none): killed, so nothing it started outlives it.
     func endGroup() {
         guard leadsGroup else { return }
-        kill(-pid, SIGKILL)
+        Glibc.kill(-pid, SIGKILL)
     }
 
 }

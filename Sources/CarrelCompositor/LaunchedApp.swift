@@ -14,6 +14,9 @@ protocol LaunchedApp: AnyObject {
     func reap() -> AppExit?
     /// Asks it to end, then kills it after `grace` seconds.
     func terminate(grace: Double)
+    /// Ends it and everything it started now (SIGKILL), without waiting:
+    /// `reap` collects it once it has gone.
+    func kill()
 }
 
 extension AppProcess: LaunchedApp {

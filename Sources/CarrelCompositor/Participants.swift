@@ -14,6 +14,8 @@ final class Participants {
     private let roles: ClientRoles
     private let logger: Logger
     private var processes: [String: LaunchedApp] = [:]
+    /// Participants stopped (SIGKILL sent) and not yet reaped.
+    private var dying: [(id: String, process: LaunchedApp)] = []
     /// Spawns participant `id` through the body (inside its network cgroup
     /// when it keeps the network: `ProviderHost.launchParticipant`).
     var launch: (_ id: String, _ participant: ParticipantPolicy, _ body: () throws -> AppProcess) throws -> AppProcess = { try $2() }
@@ -35,6 +37,7 @@ final class Participants {
     var childPids: [pid_t: String] {
         var pids: [pid_t: String] = [:]
         for (id, process) in processes { if let pid = process.childPid { pids[pid] = id } }
+        for (id, process) in dying { if let pid = process.childPid { pids[pid] = id } }
         return pids
     }
 
@@ -80,15 +83,22 @@ final class Participants {
         stop(processes.keys.filter { !kept.contains($0) }.sorted())
     }
 
-    /// Stops these participants (those not running are only forgotten).
+    /// Stops these participants (those not running are only forgotten):
+    /// their connections and sockets closed, then SIGKILL to each and all
+    /// it started, at once and without waiting for it (a participant that
+    /// ignores SIGTERM cannot hold up the session's end, and nothing of it
+    /// runs on after `ended`); SIGCHLD reaps it (`reap`), and only then is
+    /// it `stopped` (its network cgroup removed).
     func stop(_ ids: [String]) {
         for id in ids {
-            if let process = processes.removeValue(forKey: id) {
-                process.terminate(grace: 1.0)
-                logger.notice("participant \(id) (\(process.label)) stopped")
-            }
             roles.closeParticipantSocket(id)
-            stopped(id)
+            guard let process = processes.removeValue(forKey: id) else {
+                stopped(id)
+                continue
+            }
+            process.kill()
+            dying.append((id, process))
+            logger.notice("participant \(id) (\(process.label)) stopped: SIGKILL sent to it and everything it started")
         }
     }
 
@@ -102,6 +112,13 @@ final class Participants {
     /// Reaps participants that exited on their own; their sockets close
     /// (nothing else may take their place) and their ids are returned.
     func reap() -> [(id: String, exit: AppExit)] {
+        // The stopped ones go quietly: Core already knows they were stopped.
+        dying.removeAll { id, process in
+            guard process.reap() != nil else { return false }
+            process.endGroup()
+            stopped(id)
+            return true
+        }
         var exited: [(String, AppExit)] = []
         for (id, process) in processes {
             guard let status = process.reap() else { continue }

@@ -410,7 +410,7 @@ public final class Server {
         if let pid = app?.childPid { programs[pid] = .app }
         for (pid, id) in participants.childPids { programs[pid] = .participant(id) }
         for process in [inputMethodProcess, retiringInputMethod].compactMap({ $0 }) { programs[process.pid] = .inputMethod }
-        if let pid = onScreenKeyboard.pid { programs[pid] = .onScreenKeyboard }
+        for pid in onScreenKeyboard.pids { programs[pid] = .onScreenKeyboard }
         return programs
     }
 

@@ -15,8 +15,10 @@ final class OnScreenKeyboardHost {
     private let layer: UnsafeMutablePointer<wlr_scene_tree>
     private var listeners = ListenerBag()
     private var process: AppProcess?
-    /// The keyboard's pid while it runs.
-    var pid: pid_t? { process?.pid }
+    /// Keyboards stopped (SIGKILL sent) and not yet reaped.
+    private var dying: [AppProcess] = []
+    /// The keyboard's pids: the running one's, and any stopped one's not yet reaped.
+    var pids: [pid_t] { (process.map { [$0] } ?? []).map(\.pid) + dying.map(\.pid) }
     private var surface: OnScreenKeyboardSurface?
 
     init(server: Server, above appLayer: UnsafeMutablePointer<wlr_scene_tree>, logger: Logger) {
@@ -72,13 +74,16 @@ final class OnScreenKeyboardHost {
         server.roles.disconnectClients(of: .onScreenKeyboard)
         guard let process else { return }
         self.process = nil
-        process.terminate(grace: 1.0)
-        logger.notice("on-screen keyboard (pid \(process.pid)) stopped")
+        // At once, without waiting: SIGCHLD reaps it (`reap`).
+        process.kill()
+        dying.append(process)
+        logger.notice("on-screen keyboard (pid \(process.pid)) stopped: SIGKILL sent to it and everything it started")
     }
 
     /// SIGCHLD: the keyboard ended on its own (its band goes with its
     /// connection; it is not relaunched within the session).
     func reap() {
+        dying.removeAll { $0.reap() != nil }
         guard let process, let status = process.reap() else { return }
         process.endGroup()
         self.process = nil

@@ -57,6 +57,15 @@ final class HelperLaunchedApp: LaunchedApp {
     /// Whether an event about program `id` of the link's current connection is about this one.
     func isProgram(_ id: UInt64) -> Bool { id == self.id && generation == link.generation }
 
+    /// SIGKILL to its process group through the helper; its end comes as
+    /// the helper's `exited` event.
+    func kill() {
+        guard exit == nil else { return }
+        if let failure = signal(.kill) {
+            logger.warning("could not kill program \(id) through the privileged helper: \(failure)")
+        }
+    }
+
     func terminate(grace: Double) {
         guard exit == nil, generation == link.generation else { return }
         do {
