@@ -46,6 +46,8 @@ final class ClientRoles {
     /// The programs Carrel launched, by pid, for `ProcessLineage`: whose
     /// descendants may connect through the app's and participants' sockets.
     var launchedPrograms: () -> [pid_t: LaunchedProgram] = { [:] }
+    /// A connection on a private socket was refused: for `--trace`.
+    var refused: (PrivateSocket, String) -> Void = { _, _ in }
     /// The refusals already logged, by pid and socket.
     private var refusalsLogged: Set<String> = []
     /// Participant id of each client that came through a participant socket.
@@ -189,6 +191,7 @@ final class ClientRoles {
             // The app's children must not inherit the connection by accident.
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             if case .refused(let why) = lineage(of: fd, socket: socket) {
+                refused(socket, why)
                 // Said once per process and socket: a process that keeps
                 // knocking must not flood the journal.
                 if refusalsLogged.insert("\(carrel_socket_peer_pid(fd)) \(socket)").inserted {

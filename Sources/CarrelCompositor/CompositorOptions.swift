@@ -56,6 +56,9 @@ public struct CompositorOptions {
     /// `--journal-socket`: journald's native socket for the audit records
     /// (nil: `/run/systemd/journal/socket` when it exists).
     public var journalSocket: String?
+    /// `--trace FILE`: every Desk effect and the compositor's own decisions,
+    /// one JSON object a line, for tests and debugging.
+    public var tracePath: String?
     /// `--journal-export`: a FIFO or file the audit records are written to in
     /// the journal export format, for `systemd-journal-remote`.
     public var journalExport: String?

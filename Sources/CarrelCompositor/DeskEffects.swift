@@ -22,6 +22,7 @@ extension Server {
     func carryOut(_ effects: [DeskEffect]) {
         var queue = effects[...]
         while let effect = queue.popFirst() {
+            if let trace { trace.write(desk.trace(effect)) }
             queue.append(contentsOf: perform(effect))
         }
         updateMetrics()

@@ -296,6 +296,7 @@ final class Input {
         let client = server.clientID(grabber)
         if server.decide({ $0.seatGrabAllowed(for: client) }) { return }
         server.logger.info("ended the popup grab of client \(client): its window does not have keyboard focus")
+        server.trace?.event("popup_grab_ended", ["client": .integer(Int64(clamping: client.raw))])
         carrel_popup_grab_end(server.xdgShell, seat)
     }
 

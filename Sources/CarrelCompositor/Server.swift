@@ -76,6 +76,8 @@ public final class Server {
     private var protocolGuards: [OpaquePointer] = []
     private var hotplugHook: OutputHotplugHook?
     private(set) var app: LaunchedApp?
+    /// `--trace FILE`, when given.
+    private(set) var trace: TraceFile?
     /// `--privileged-helper`: the connection to carrel-privileged.
     private(set) var privilegedHelper: PrivilegedHelperLink?
     /// Apps of force-ended sessions in their grace period before SIGKILL.
@@ -123,6 +125,7 @@ public final class Server {
             audit = try AuditLog(path: options.policy.audit.path, loop: wl_display_get_event_loop(display), logger: logger)
             audit.journal = JournalForwarder(socketPath: options.journalSocket, exportPath: options.journalExport,
                                              run: audit.run, loop: wl_display_get_event_loop(display), logger: logger)
+            trace = try options.tracePath.map(TraceFile.init(path:))
         } catch {
             wl_display_destroy(display)
             throw error
@@ -212,6 +215,14 @@ public final class Server {
         }
         roles.sessionActive = { [unowned self] in restrictionsActive }
         roles.launchedPrograms = { [unowned self] in launchedPrograms() }
+        roles.refused = { [unowned self] socket, why in
+            let name: String
+            switch socket {
+            case .app: name = "app"
+            case .participant(let id): name = "participant-\(id)"
+            }
+            trace?.event("connection_refused", ["socket": .string(name), "why": .string(why)])
+        }
         // Before any client connects: every blocked attempt is recorded.
         installAudit()
         input = Input(server: self)
@@ -441,7 +452,10 @@ public final class Server {
         guard !found.isEmpty else { return }
         var killed = 0
         for pid in found { killed += ProcessTable.killTree(pid) }
-        logger.notice("ended \(killed) process(es) that left the programs Carrel launched (orphans Carrel took in: \(found.map(String.init).joined(separator: ", ")))")
+        if killed > 0 {
+            trace?.event("strays_ended", ["processes": .integer(Int64(killed))])
+            logger.notice("ended \(killed) process(es) that left the programs Carrel launched (orphans Carrel took in: \(found.map(String.init).joined(separator: ", ")))")
+        }
         reapStrays()
     }
 

@@ -95,6 +95,9 @@ struct CarrelCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The audit log (default: the policy's [audit] path, \(AuditPolicy.defaultPath)); Carrel stops if it cannot write it.", valueName: "path"))
     var auditLog: String?
 
+    @Option(name: .long, help: ArgumentHelp("Writes every decision's effect and the compositor's own decisions to this file, one JSON object a line (appended; never key text). For tests and debugging.", valueName: "path"))
+    var trace: String?
+
     @Option(name: .long, help: ArgumentHelp("journald's native socket the audit records also go to, as structured entries (default: /run/systemd/journal/socket when it exists; a journald namespace's is /run/systemd/journal.NAME/socket).", valueName: "path"))
     var journalSocket: String?
 
@@ -212,6 +215,7 @@ struct CarrelCommand: ParsableCommand {
         options.policyPath = loaded.path
         options.carrelVersion = Self.version
         options.journalSocket = journalSocket
+        options.tracePath = trace
         options.journalExport = journalExport
         // `carrelctl reload` reads the same file again, with the same overrides.
         let explicitPath = policy

@@ -7,6 +7,7 @@ that hand these objects to tests live in conftest.py.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import select
@@ -330,6 +331,23 @@ class Carrel:
     socket_name: Optional[str] = None
     _clients: int = field(default=0)
     audit_log: Optional[Path] = None
+    trace_path: Optional[Path] = None
+
+    def trace(self, **match) -> list[dict]:
+        """The objects of Carrel's `--trace` file so far (each Desk effect, and
+        the compositor's own decisions: `event`), those whose fields equal
+        every `match` given (`trace(effect="focus", role="app")`)."""
+        if self.trace_path is None or not self.trace_path.exists():
+            return []
+        found = []
+        for line in self.trace_path.read_text(errors="replace").splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # a line being written
+            if all(entry.get(key) == value for key, value in match.items()):
+                found.append(entry)
+        return found
 
     @property
     def pid(self) -> int:
@@ -461,6 +479,9 @@ class CarrelFactory:
         argv = [str(binary), "--log-level", log_level()]
         audit = audit_log or self.logdir / f"carrel{index}-audit.jsonl"
         argv += ["--audit-log", str(audit)]
+        # Carrel's machine-readable trace: what tests assert on (Carrel.trace).
+        trace = self.logdir / f"carrel{index}-trace.jsonl"
+        argv += ["--trace", str(trace)]
         for name in waive:
             argv += ["--waive-precondition", name]
         rfd = wfd = None
@@ -480,6 +501,8 @@ class CarrelFactory:
                 os.close(wfd)
         c = Carrel(self.procs, self.logdir, runtime, proc, out, err, argv, full_env, rfd)
         c.audit_log = audit
+        c.trace_path = trace
+        self.logs.append((f"carrel{index} trace", trace))
         self.started.append(c)
         if wait_ready:
             c.wait_ready()

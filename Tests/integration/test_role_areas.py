@@ -196,6 +196,7 @@ def test_the_exam_gets_the_keyboard_back_from_a_participant_whose_menu_grabbed_i
                               f"key {KEY_B} pressed", f"key {KEY_B} released"], exam_keys
     stolen = [line for line in report_lines(participant_report)[participant_seen:] if line.startswith("key ")]
     assert not stolen, f"the participant still got keys after the switch back: {stolen}"
+    assert world.carrel.trace(event="popup_grab_ended"), "Carrel's trace shows no popup grab ended"
     world.alive()
 
 
