@@ -26,6 +26,8 @@ final class Browser: AssessmentSessionDelegate {
     var stack: UnsafeMutablePointer<GtkWidget>!
     var status: UnsafeMutablePointer<GtkWidget>!
     var progress: UnsafeMutablePointer<GtkWidget>!
+    var banner: UnsafeMutablePointer<GtkWidget>!
+    var bannerTimeout: guint = 0
     var passwordEntry: UnsafeMutablePointer<GtkWidget>?
     var passwordMessage: UnsafeMutablePointer<GtkWidget>?
     var webView: UnsafeMutablePointer<WebKitWebView>!
@@ -120,6 +122,12 @@ final class Browser: AssessmentSessionDelegate {
             append(bar, button("Quit") { _, _ in browser.requestQuit() })
         }
         append(outer, bar)
+        banner = gtk_label_new("")
+        gtk_label_set_wrap(OpaquePointer(banner), 1)
+        gtk_widget_set_margin_top(banner, 6)
+        gtk_widget_set_margin_bottom(banner, 6)
+        gtk_widget_set_visible(banner, 0)
+        append(outer, banner)
 
         stack = gtk_stack_new()
         gtk_widget_set_vexpand(stack, 1)
@@ -391,7 +399,6 @@ final class Browser: AssessmentSessionDelegate {
             let action = webkit_navigation_policy_decision_get_navigation_action(OpaquePointer(decision))
             let request = webkit_navigation_action_get_request(action)
             let uri = string(webkit_uri_request_get_uri(request)) ?? ""
-            let isMainFrame = webkit_navigation_action_get_frame_name(action) == nil
             if type == WEBKIT_POLICY_DECISION_TYPE_NEW_WINDOW_ACTION {
                 webkit_policy_decision_ignore(decision)
                 let byLink = webkit_navigation_action_get_navigation_type(action) == WEBKIT_NAVIGATION_TYPE_LINK_CLICKED
@@ -411,7 +418,9 @@ final class Browser: AssessmentSessionDelegate {
             if let refusal = refusal(for: uri) {
                 webkit_policy_decision_ignore(decision)
                 say("blocked \(uri)")
-                if isMainFrame { showRefusal(uri, refusal) }
+                // WebKit does not say whether a main frame or a frame inside
+                // the page asked: the page stays, with Carrel's refusal above it.
+                showRefusalBanner(uri, refusal)
                 return true
             }
             if settings.isQuitURL(uri) {
@@ -465,7 +474,21 @@ final class Browser: AssessmentSessionDelegate {
         }
     }
 
-    /// Carrel's own refusal page, in place of the blocked one (no request is made for it).
+    /// Carrel's refusal above the page that asked for a blocked one (no request is made for it).
+    func showRefusalBanner(_ uri: String, _ reason: String) {
+        gtk_label_set_text(OpaquePointer(banner), "Carrel blocked \(uri): \(reason).")
+        gtk_widget_set_visible(banner, 1)
+        say("refusal shown for \(uri)")
+        if bannerTimeout != 0 { g_source_remove(bannerTimeout) }
+        bannerTimeout = g_timeout_add_seconds(8, { _ in
+            gtk_widget_set_visible(browser.banner, 0)
+            browser.bannerTimeout = 0
+            return 0
+        }, nil)
+    }
+
+    /// Carrel's own refusal page, when carrel-browser itself was asked to load
+    /// a blocked page (the start URL, a new window): no request is made for it.
     func showRefusal(_ uri: String, _ reason: String) {
         func escape(_ s: String) -> String {
             s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
@@ -478,6 +501,7 @@ final class Browser: AssessmentSessionDelegate {
             <p>Nothing was sent to it. Go back to the exam\(settings.allowBrowsingBackForward ? " with Back" : "").</p></body></html>
             """
         webkit_web_view_load_html(webView, html, "about:blank")
+        say("refusal page shown for \(uri)")
     }
 
     func contextMenu(_ menu: OpaquePointer?) -> Bool {

@@ -1,0 +1,306 @@
+"""carrel-browser, the exam browser for web exams, against the real binaries.
+
+Carrel starts carrel-browser as its exam app; a local HTTP server on
+127.0.0.1 plays the LMS: it serves the .seb file (fetched through a seb://
+link), a quiz page and a page outside the filter, and records every request
+with its headers. The tests judge what left the browser (the requests, their
+X-SafeExamBrowser-ConfigKeyHash), what the page saw (window.SafeExamBrowser,
+which the page posts back), what carrel-browser printed, and what Carrel
+recorded (the audit log).
+
+WebKit's web process is started with WEBKIT_DISABLE_SANDBOX_THIS_IS_DANGEROUS=1:
+its bubblewrap sandbox needs user namespaces, which the test's container (and
+the `nobody` run under it) does not offer. The exam machine runs with the
+sandbox (docs/BROWSER.md). WEBKIT_DISABLE_COMPOSITING_MODE=1 keeps WebKit off
+GL, as Carrel's headless test outputs render with pixman.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+import carrel_harness as h
+from test_c_client import audit_story, lines
+from test_carrelctl import Ctl, carrelctl, control_dir  # noqa: F401  (fixtures)
+
+BROWSER_ENV = ["GDK_BACKEND=wayland", "GSK_RENDERER=cairo", "WEBKIT_DISABLE_SANDBOX_THIS_IS_DANGEROUS=1",
+               "WEBKIT_DISABLE_COMPOSITING_MODE=1"]
+NAME = "carrel-browser"
+# WebKit's first page takes a few seconds on a loaded two-core machine.
+PAGE_TIMEOUT = 30.0
+
+
+@pytest.fixture(scope="session")
+def browser_bin() -> Path:
+    path = Path(os.environ.get("CARREL_BROWSER_BIN", h.REPO / ".build" / "debug" / "carrel-browser"))
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        pytest.fail(f"carrel-browser not found at {path}: install libwebkitgtk-6.0-dev (meson-helpers/packages.sh) "
+                    "and run `swift build`, or set CARREL_BROWSER_BIN (test-all does)")
+    extension = path.parent / "libCarrelBrowserExtension.so"
+    if "CARREL_BROWSER_EXTENSION" not in os.environ and not extension.is_file():
+        pytest.fail(f"the web process extension is not beside carrel-browser ({extension}); "
+                    "run `swift build --product CarrelBrowserExtension`")
+    return path
+
+
+class LMS:
+    """A stand-in for Moodle on 127.0.0.1: pages by path, every request recorded."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self.reports: list[dict] = []
+        self.pages: dict[str, bytes] = {}
+        self.lock = threading.Lock()
+        lms = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def record(self, body: bytes = b"") -> None:
+                with lms.lock:
+                    lms.requests.append({"method": self.command, "path": self.path,
+                                         "headers": {k.lower(): v for k, v in self.headers.items()}})
+                    if self.path == "/report":
+                        lms.reports.append(json.loads(body))
+
+            def do_GET(self) -> None:
+                self.record()
+                page = lms.pages.get(self.path.split("?")[0])
+                self.send_response(200 if page is not None else 404)
+                data = page if page is not None else b"not found"
+                self.send_header("Content-Type", "application/seb" if self.path.endswith(".seb") else "text/html")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                self.record(body)
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def paths(self) -> list[str]:
+        with self.lock:
+            return [r["path"] for r in self.requests]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def lms():
+    server = LMS()
+    yield server
+    server.close()
+
+
+def seb_xml(lms: LMS, start: str = "/quiz.html") -> str:
+    """The exam's configuration: start page, quit URL, a filter allowing the quiz and the report only."""
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0">
+<dict>
+  <key>startURL</key><string>{lms.base}{start}</string>
+  <key>quitURL</key><string>{lms.base}/quit</string>
+  <key>URLFilterEnable</key><true/>
+  <key>URLFilterRules</key>
+  <array>
+    <dict><key>action</key><integer>1</integer><key>active</key><true/>
+      <key>expression</key><string>127.0.0.1/quiz*</string><key>regex</key><false/></dict>
+    <dict><key>action</key><integer>1</integer><key>active</key><true/>
+      <key>expression</key><string>127.0.0.1/report</string><key>regex</key><false/></dict>
+  </array>
+  <key>allowSiri</key><false/>
+  <key>originatorVersion</key><string>SEB_Win_3.7.0</string>
+</dict>
+</plist>
+"""
+
+
+def expected_config_key(lms: LMS, start: str = "/quiz.html") -> str:
+    """The Config Key of seb_xml, written out by hand as Moodle serialises it
+    (keys in root collation order, originatorVersion gone, no whitespace)."""
+    rule = '{{"action":1,"active":true,"expression":"{}","regex":false}}'
+    text = ('{"allowSiri":false,"quitURL":"' + lms.base + '/quit","startURL":"' + lms.base + start + '",'
+            '"URLFilterEnable":true,"URLFilterRules":[' + rule.format("127.0.0.1/quiz*") + ","
+            + rule.format("127.0.0.1/report") + "]}")
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def url_hash(url: str, key: str) -> str:
+    return hashlib.sha256((url.split("#")[0] + key).encode()).hexdigest()
+
+
+# The quiz page: reads window.SafeExamBrowser in its first script (before any
+# other runs), tries to forge and replace it, asks updateKeys for fresh values,
+# posts all of it back, then goes where `then` says.
+QUIZ = """<!doctype html><html><head><meta charset="utf-8"><title>Quiz</title><script>
+(function () {
+  var s = window.SafeExamBrowser, out = {present: typeof s, href: location.href};
+  if (s) {
+    out.configKey = s.security.configKey;
+    out.browserExamKey = s.security.browserExamKey;
+    out.appVersion = s.security.appVersion;
+    try { s.security.configKey = "forged"; } catch (e) {}
+    out.afterForge = s.security.configKey;
+    try { window.SafeExamBrowser = {security: {configKey: "forged"}}; } catch (e) {}
+    out.replaced = window.SafeExamBrowser !== s;
+    out.members = Object.keys(s.security).join(" ");
+  }
+  window.report = out;
+})();
+</script></head><body style="background:#fff"><h1>Question 1: what is 6 x 7?</h1>
+<iframe name="side" src="/elsewhere-frame.html"></iframe>
+<script>
+window.SafeExamBrowser.security.updateKeys(function () {
+  window.report.updated = window.SafeExamBrowser.security.configKey;
+  fetch("/report", {method: "POST", body: JSON.stringify(window.report)}).then(function () {
+    setTimeout(function () { location.href = "THEN"; }, 300);
+  });
+});
+</script></body></html>"""
+
+
+def start_browser(carrel, browser_bin: Path, lms: LMS, then: str, extra: list[str] = (), **start) -> h.Carrel:
+    lms.pages["/exam.seb"] = seb_xml(lms).encode()
+    lms.pages["/quiz.html"] = QUIZ.replace("THEN", then).encode()
+    lms.pages["/elsewhere.html"] = b"<h1>must never be fetched</h1>"
+    lms.pages["/elsewhere-frame.html"] = b"<h1>must never be fetched</h1>"
+    link = f"seb://127.0.0.1:{lms.port}/exam.seb"
+    return carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), *extra, link], wait_ready=False, **start)
+
+
+def test_the_exam_loads_only_after_began_proves_its_configuration_and_the_quit_url_ends_it(carrel, browser_bin, lms):
+    """The whole story of a web exam: the .seb fetched through a seb:// link,
+    the session begun before the quiz is requested, the header on every
+    request, the JavaScript API's per-page values in place for the page's first
+    script and immune to the page, a frame outside the filter never
+    requested, and the quit URL (never requested either) ending the session."""
+    c = start_browser(carrel, browser_bin, lms, then="/quit")
+    status = c.wait_exit(timeout=PAGE_TIMEOUT)
+    got = lines(c.stdout_path, NAME)
+    assert status == 0, f"carrel exited {status}; carrel-browser said {got}\n{c.evidence()}"
+
+    key = expected_config_key(lms)
+    keys = subprocess.run([str(browser_bin), "--keys", f"seb://127.0.0.1:{lms.port}/exam.seb"],
+                          capture_output=True, text=True, timeout=30)
+    assert f"Config Key: {key}" in keys.stdout, f"carrel-browser --keys disagrees with Moodle's key {key}:\n{keys.stdout}"
+    exam_key = next(line.split(": ")[-1] for line in keys.stdout.splitlines() if line.startswith("Browser Exam Key"))
+
+    assert got[:3] == ["locking", "event began", f"loading {lms.base}/quiz.html"], f"lines {got}"
+    assert f"blocked {lms.base}/elsewhere-frame.html" in got, f"lines {got}"
+    assert f"quit URL {lms.base}/quit" in got and got[-1] == "event ended", f"lines {got}"
+    assert audit_story(c) == ["begin", "began", "ended"], f"audit {audit_story(c)}\n{c.evidence()}"
+
+    paths = lms.paths()
+    assert paths[0] == "/exam.seb" and "/quiz.html" in paths and "/report" in paths, f"requests {paths}"
+    for forbidden in ("/elsewhere-frame.html", "/quit"):
+        assert forbidden not in paths, f"{forbidden} left the machine: requests {paths}"
+    for request in lms.requests:
+        if request["path"] == "/exam.seb":   # fetched before any key exists (and again by --keys)
+            continue
+        url = lms.base + request["path"]
+        assert request["headers"].get("x-safeexambrowser-configkeyhash") == url_hash(url, key), \
+            f"{request['path']}: header {request['headers'].get('x-safeexambrowser-configkeyhash')}"
+        assert request["headers"].get("x-safeexambrowser-requesthash") == url_hash(url, exam_key), request["path"]
+        assert "SEB" in request["headers"].get("user-agent", ""), request["headers"].get("user-agent")
+
+    assert len(lms.reports) == 1, f"reports {lms.reports}"
+    seen = lms.reports[0]
+    page = f"{lms.base}/quiz.html"
+    assert seen["present"] == "object" and seen["href"] == page, seen
+    assert seen["configKey"] == url_hash(page, key) == seen["updated"] == seen["afterForge"], seen
+    assert seen["browserExamKey"] == url_hash(page, exam_key), seen
+    assert seen["appVersion"].startswith("carrel-browser"), seen
+    assert seen["replaced"] is False and seen["members"] == "configKey browserExamKey appVersion updateKeys", seen
+    assert key not in json.dumps(seen) and exam_key not in json.dumps(seen), "a raw key reached the page"
+
+
+def test_a_page_outside_the_filter_gets_carrels_refusal_and_an_interruption_hides_the_exam(
+        carrel, browser_bin, lms, carrelctl, control_dir, logdir, logs):
+    """The quiz navigates its main frame outside the filter: the request never
+    leaves, Carrel's refusal shows above the quiz; an administrator's interruption then
+    hides the exam and the session ends."""
+    socket = control_dir / "control.sock"
+    c = start_browser(carrel, browser_bin, lms, then="/elsewhere.html", args=["--control-socket", str(socket)])
+    assert h.wait_until(lambda: f"blocked {lms.base}/elsewhere.html" in lines(c.stdout_path, NAME), PAGE_TIMEOUT), \
+        f"the blocked navigation never happened: {lines(c.stdout_path, NAME)}\n{c.evidence()}"
+    assert f"refusal shown for {lms.base}/elsewhere.html" in lines(c.stdout_path, NAME), \
+        f"no refusal shown: {lines(c.stdout_path, NAME)}"
+    r = Ctl(carrelctl, socket, logdir, logs).run("end", "--reason", "fire alarm")
+    assert r.returncode == 0, f"carrelctl end: {r.stderr}"
+    assert c.wait_exit() == 0, c.evidence()
+    got = lines(c.stdout_path, NAME)
+    assert got[-3:] == ["event interrupted administrative fire alarm", "content hidden", "event ended"], f"lines {got}"
+    assert "/elsewhere.html" not in lms.paths() and "/elsewhere-frame.html" not in lms.paths(), lms.paths()
+    assert audit_story(c) == ["begin", "began", "interrupted administrative", "ended"], f"audit {audit_story(c)}"
+
+
+def test_outside_carrels_exam_role_it_refuses_to_show_the_exam_unless_told_it_is_a_test_run(carrel, browser_bin, lms):
+    """As an ordinary client (no session offered) carrel-browser says why and
+    requests nothing of the exam; with --test-run it shows the exam, marked."""
+    lms.pages["/exam.seb"] = seb_xml(lms).encode()
+    lms.pages["/quiz.html"] = b"<h1>Quiz</h1>"
+    c = carrel.start()
+    link = f"seb://127.0.0.1:{lms.port}/exam.seb"
+    refused = c.client(["env", *BROWSER_ENV, str(browser_bin), link], name="refused")
+    assert h.wait_until(lambda: any(line.startswith("refused: not inside Carrel")
+                                    for line in lines(refused.stdout_path, NAME)), PAGE_TIMEOUT), \
+        f"{lines(refused.stdout_path, NAME)}\n{refused.stderr()[-3000:]}"
+    time.sleep(1.0)
+    assert lms.paths() == ["/exam.seb"], f"the exam was requested outside a session: {lms.paths()}"
+    os.kill(refused.pid, signal.SIGTERM)
+    refused.wait_exit()
+
+    test_run = c.client(["env", *BROWSER_ENV, str(browser_bin), "--test-run", link], name="test-run")
+    assert h.wait_until(lambda: f"loaded {lms.base}/quiz.html" in lines(test_run.stdout_path, NAME), PAGE_TIMEOUT), \
+        f"{lines(test_run.stdout_path, NAME)}\n{test_run.stderr()[-3000:]}"
+    assert any(line.startswith("test run: not locked") for line in lines(test_run.stdout_path, NAME))
+    os.kill(test_run.pid, signal.SIGTERM)
+    test_run.wait_exit()
+
+
+def test_bad_configurations_are_clear_errors_and_explain_lists_what_is_kept(browser_bin, tmp_path):
+    """Without a display: a wrong password, garbage and a missing start URL
+    each end with a message saying what to do; --explain lists unknown keys."""
+    def run(*args) -> subprocess.CompletedProcess:
+        return subprocess.run([str(browser_bin), *map(str, args)], capture_output=True, text=True, timeout=30)
+
+    garbage = tmp_path / "garbage.seb"
+    garbage.write_bytes(b"\x00\x01 not a configuration")
+    r = run(garbage)
+    assert r.returncode == 65 and "not an SEB configuration" in r.stderr, r.stderr
+    nostart = tmp_path / "nostart.seb"
+    nostart.write_text('<?xml version="1.0"?><plist version="1.0"><dict><key>allowQuit</key><true/></dict></plist>')
+    r = run(nostart)
+    assert r.returncode == 65 and "startURL" in r.stderr, r.stderr
+    truncated = tmp_path / "truncated.seb"
+    truncated.write_bytes(b"\x1f\x8b\x08\x00\x00\x00\x00\x00")
+    r = run(truncated)
+    assert r.returncode == 65 and "download the .seb file again" in r.stderr, r.stderr
+    unknown = tmp_path / "unknown.seb"
+    unknown.write_text('<?xml version="1.0"?><plist version="1.0"><dict><key>startURL</key>'
+                       '<string>https://exam.example.org/</string><key>zzFutureSetting</key><integer>3</integer>'
+                       '</dict></plist>')
+    r = run("--explain", unknown)
+    assert r.returncode == 0 and "zzFutureSetting = 3" in r.stdout and "Config Key: " in r.stdout, r.stdout
+    r = run("--password-file", tmp_path / "missing", unknown)
+    assert r.returncode == 65 and "password file" in r.stderr, r.stderr
