@@ -111,7 +111,11 @@ let browserTargets: [Target] = buildBrowser ? [
         dependencies: ["CWebKitExtensionLib"],
         path: "CModules/CarrelBrowserExtension",
         sources: ["extension.c"],
-        publicHeadersPath: "include"
+        publicHeadersPath: "include",
+        // SwiftPM links every library product with the Swift runtime (its
+        // image registration), which WebKit's sandboxed web process cannot
+        // see: linked in statically, its symbols kept private.
+        linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "--exclude-libs", "-Xlinker", "ALL"])]
     ),
     .executableTarget(
         name: "carrel-browser",

@@ -179,7 +179,9 @@ final class Browser: AssessmentSessionDelegate {
             let dir = (NSTemporaryDirectory() as NSString).appendingPathComponent("carrel-browser-\(getpid())")
             try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
                                                      attributes: [.posixPermissions: 0o700])
-            try? FileManager.default.createSymbolicLink(atPath: dir + "/libCarrelBrowserExtension.so", withDestinationPath: path)
+            // A copy, not a link: WebKit's sandbox shows the web process this
+            // folder and nothing of where a link would point.
+            try? FileManager.default.copyItem(atPath: path, toPath: dir + "/libCarrelBrowserExtension.so")
             extensionDirectory = dir
             webkit_web_context_set_web_process_extensions_directory(context, dir)
             let children: [OpaquePointer?] = [g_variant_new_string(configKey), g_variant_new_string(browserExamKey),
@@ -262,7 +264,8 @@ final class Browser: AssessmentSessionDelegate {
         connect(view, "load-changed", { (_: gpointer?, event: WebKitLoadEvent, _: gpointer?) in
             if event == WEBKIT_LOAD_FINISHED {
                 gtk_progress_bar_set_fraction(OpaquePointer(browser.progress), 0)
-                say("loaded \(string(webkit_web_view_get_uri(browser.webView)) ?? "")")
+                // The blank page that replaces a hidden exam is not worth a line.
+                if browser.examShown { say("loaded \(string(webkit_web_view_get_uri(browser.webView)) ?? "")") }
             }
         } as @convention(c) (gpointer?, WebKitLoadEvent, gpointer?) -> Void)
         connect(view, "web-process-terminated", { (_: gpointer?, reason: WebKitWebProcessTerminationReason, _: gpointer?) in

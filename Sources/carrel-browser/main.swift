@@ -88,5 +88,29 @@ for name in options.allowedFeatures where AssessmentFeatureName.isKnown(name) ==
     fail("unknown feature '\(name)' for --allow; expected a protocol name such as spell_check or input_method", status: 64)
 }
 
+// WebKit's bubblewrap sandbox shows its web process the Wayland socket at
+// $XDG_RUNTIME_DIR/$WAYLAND_DISPLAY only. Carrel gives its exam app an
+// absolute path (in a folder of its own under XDG_RUNTIME_DIR): named
+// relative to XDG_RUNTIME_DIR, as libwayland also accepts, the sandbox finds
+// it. Where no such name exists (an open connection, WAYLAND_SOCKET, or a
+// socket elsewhere), WebKit runs unsandboxed and carrel-browser says so.
+// Carrel's lockdown of the machine holds either way; the sandbox confines a
+// compromised web process further.
+let environment = ProcessInfo.processInfo.environment
+if environment["WEBKIT_DISABLE_SANDBOX_THIS_IS_DANGEROUS"] == nil {
+    let runtime = environment["XDG_RUNTIME_DIR"].map { $0.hasSuffix("/") ? $0 : $0 + "/" }
+    if let display = environment["WAYLAND_DISPLAY"], display.hasPrefix("/") {
+        if let runtime, display.hasPrefix(runtime) {
+            setenv("WAYLAND_DISPLAY", String(display.dropFirst(runtime.count)), 1)
+        } else {
+            setenv("WEBKIT_DISABLE_SANDBOX_THIS_IS_DANGEROUS", "1", 1)
+            say("warning: WebKit's web process sandbox is off (the Wayland socket is outside XDG_RUNTIME_DIR)")
+        }
+    } else if environment["WAYLAND_SOCKET"] != nil && environment["WAYLAND_DISPLAY"] == nil {
+        setenv("WEBKIT_DISABLE_SANDBOX_THIS_IS_DANGEROUS", "1", 1)
+        say("warning: WebKit's web process sandbox is off (an open Wayland connection cannot be passed into it)")
+    }
+}
+
 browser = Browser(options: options, configuration: configuration, settings: settings, extensionPath: extensionPath)
 exit(browser.run())

@@ -8,11 +8,12 @@ X-SafeExamBrowser-ConfigKeyHash), what the page saw (window.SafeExamBrowser,
 which the page posts back), what carrel-browser printed, and what Carrel
 recorded (the audit log).
 
-WebKit's web process is started with WEBKIT_DISABLE_SANDBOX_THIS_IS_DANGEROUS=1:
-its bubblewrap sandbox needs user namespaces, which the test's container (and
-the `nobody` run under it) does not offer. The exam machine runs with the
-sandbox (docs/BROWSER.md). WEBKIT_DISABLE_COMPOSITING_MODE=1 keeps WebKit off
-GL, as Carrel's headless test outputs render with pixman.
+WebKit's web process runs in its bubblewrap sandbox here as on an exam
+machine: carrel-browser names Carrel's app socket relative to XDG_RUNTIME_DIR,
+where the sandbox looks for it; the headers prove the extension loads there.
+GSK_RENDERER=cairo and WEBKIT_DISABLE_COMPOSITING_MODE=1 keep GTK and WebKit
+off GL: Carrel's headless test output renders with pixman, and GTK's GL
+renderer aborts without GL.
 """
 
 from __future__ import annotations
@@ -33,8 +34,7 @@ import carrel_harness as h
 from test_c_client import audit_story, lines
 from test_carrelctl import Ctl, carrelctl, control_dir  # noqa: F401  (fixtures)
 
-BROWSER_ENV = ["GDK_BACKEND=wayland", "GSK_RENDERER=cairo", "WEBKIT_DISABLE_SANDBOX_THIS_IS_DANGEROUS=1",
-               "WEBKIT_DISABLE_COMPOSITING_MODE=1"]
+BROWSER_ENV = ["GDK_BACKEND=wayland", "GSK_RENDERER=cairo", "WEBKIT_DISABLE_COMPOSITING_MODE=1"]
 NAME = "carrel-browser"
 # WebKit's first page takes a few seconds on a loaded two-core machine.
 PAGE_TIMEOUT = 30.0
@@ -274,6 +274,10 @@ def test_outside_carrels_exam_role_it_refuses_to_show_the_exam_unless_told_it_is
     assert h.wait_until(lambda: f"loaded {lms.base}/quiz.html" in lines(test_run.stdout_path, NAME), PAGE_TIMEOUT), \
         f"{lines(test_run.stdout_path, NAME)}\n{test_run.stderr()[-3000:]}"
     assert any(line.startswith("test run: not locked") for line in lines(test_run.stdout_path, NAME))
+    # With a socket path the web process is sandboxed, and the extension still speaks for it.
+    quiz = [r for r in lms.requests if r["path"] == "/quiz.html"]
+    assert quiz and quiz[0]["headers"].get("x-safeexambrowser-configkeyhash") == \
+        url_hash(lms.base + "/quiz.html", expected_config_key(lms)), quiz
     os.kill(test_run.pid, signal.SIGTERM)
     test_run.wait_exit()
 
