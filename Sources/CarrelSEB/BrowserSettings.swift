@@ -133,7 +133,8 @@ public struct BrowserSettings: Sendable {
             for rule in s.filter.rules {
                 lines.append("    \(rule.action == .allow ? "allow" : "block") \(rule.isRegex ? "regex" : "expression") \(rule.expression)")
             }
-            lines.append("  new windows: by link \(s.linkPolicy), by script \(s.scriptPolicy)")
+            func policy(_ p: NewWindowPolicy) -> String { p == .block ? "refused" : "opened in the one window" }
+            lines.append("  new windows: by link \(policy(s.linkPolicy)), by script \(policy(s.scriptPolicy))")
             lines.append("  downloads/uploads: \(s.allowDownUploads); printing: \(s.allowPrint); spell check: \(s.allowSpellCheck)")
             lines.append("  zoom: page \(s.enableZoomPage), text \(s.enableZoomText), mode \(s.zoomMode == 0 ? "page" : "text")")
             lines.append("  back/forward: \(s.allowBrowsingBackForward); reload: \(s.allowReload); context menu: \(s.enableRightMouse)")

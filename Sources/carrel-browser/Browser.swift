@@ -562,7 +562,7 @@ final class Browser: AssessmentSessionDelegate {
             return true
         }
         if control && (key == GDK_KEY_q || key == GDK_KEY_Q) {
-            if settings.allowQuit { requestQuit() }
+            requestQuit()
             return true
         }
         // Printing, saving, opening, view source, developer tools: never as shortcuts.
@@ -578,6 +578,8 @@ final class Browser: AssessmentSessionDelegate {
 
     /// The quit control: asks for the quit password when the configuration has one.
     func requestQuit() {
+        // With no exam shown (not begun, failed, refused) there is nothing to guard.
+        guard examShown else { return quit() }
         guard settings.allowQuit else { return }
         if settings.hashedQuitPassword != nil {
             showPage("quit")

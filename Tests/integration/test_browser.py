@@ -308,3 +308,18 @@ def test_bad_configurations_are_clear_errors_and_explain_lists_what_is_kept(brow
     assert r.returncode == 0 and "zzFutureSetting = 3" in r.stdout and "Config Key: " in r.stdout, r.stdout
     r = run("--password-file", tmp_path / "missing", unknown)
     assert r.returncode == 65 and "password file" in r.stderr, r.stderr
+
+
+def test_the_kiosk_drop_in_is_the_kiosk_unit_with_carrel_browser_as_its_app():
+    """dist/carrel-kiosk-browser.conf: clears ExecStart and sets the shipped
+    unit's own command line, only the app replaced by carrel-browser."""
+    import shlex
+    unit = (h.REPO / "dist" / "carrel-kiosk.service").read_text()
+    drop_in = (h.REPO / "dist" / "carrel-kiosk-browser.conf").read_text()
+    shipped = [line.split("=", 1)[1] for line in unit.splitlines() if line.startswith("ExecStart=")]
+    ours = [line.split("=", 1)[1] for line in drop_in.splitlines() if line.startswith("ExecStart=")]
+    assert len(shipped) == 1 and ours[0] == "" and len(ours) == 2, ours
+    carrel_part, _, app = shlex.join(shlex.split(ours[1])).partition(" -- /usr/bin/env ")
+    assert shlex.split(shipped[0])[-2] == "--" and shlex.split(shipped[0])[:-2] == shlex.split(carrel_part), \
+        (shipped[0], ours[1])
+    assert shlex.split(app) == ["GDK_BACKEND=wayland", "/usr/bin/carrel-browser", "/etc/carrel/exam.seb"], app
