@@ -76,7 +76,12 @@ class LMS:
                 page = lms.pages.get(self.path.split("?")[0])
                 self.send_response(200 if page is not None else 404)
                 data = page if page is not None else b"not found"
-                self.send_header("Content-Type", "application/seb" if self.path.endswith(".seb") else "text/html")
+                path = self.path.split("?")[0]
+                if path.endswith(".bin"):   # a file to save, as an LMS serves one
+                    self.send_header("Content-Type", "application/octet-stream")
+                    self.send_header("Content-Disposition", 'attachment; filename="answers.bin"')
+                else:
+                    self.send_header("Content-Type", "application/seb" if path.endswith(".seb") else "text/html")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -323,3 +328,52 @@ def test_the_kiosk_drop_in_is_the_kiosk_unit_with_carrel_browser_as_its_app():
     assert shlex.split(shipped[0])[-2] == "--" and shlex.split(shipped[0])[:-2] == shlex.split(carrel_part), \
         (shipped[0], ours[1])
     assert shlex.split(app) == ["GDK_BACKEND=wayland", "/usr/bin/carrel-browser", "/etc/carrel/exam.seb"], app
+
+
+# A hostile quiz page: it tries what an exam page must not do, reports where
+# it still is, then leaves through the quit URL.
+HOSTILE = """<!doctype html><html><head><meta charset="utf-8"><title>Hostile</title></head><body>
+<h1>Question 1</h1><a id="dl" href="/quiz-download.bin" download>answers</a>
+<script>
+var steps = [
+  function () { window.print(); },
+  function () { window.open("/elsewhere-popup.html", "_blank"); },
+  function () { location.href = "file:///etc/passwd"; },
+  function () { location.href = "view-source:" + location.href; },
+  function () { document.getElementById("dl").click(); },
+  function () { location.href = "/quiz-attachment.bin"; },
+  function () {
+    fetch("/report", {method: "POST", body: JSON.stringify({href: location.href, title: document.title})})
+      .then(function () { location.href = "/quit"; });
+  },
+];
+var i = 0;
+(function next() { if (i < steps.length) { try { steps[i++](); } catch (e) {} setTimeout(next, 400); } })();
+</script></body></html>"""
+
+
+def test_a_hostile_page_cannot_print_download_open_windows_or_leave_the_web(carrel, browser_bin, lms):
+    """print(), a pop-up outside the filter, file: and view-source: URLs, a
+    download link and an attachment: each refused (the pop-up and file: by
+    WebKit itself, unasked), none requested that the filter forbids, the page
+    still there afterwards, and the quit URL ends the session."""
+    lms.pages["/exam.seb"] = seb_xml(lms).encode()
+    lms.pages["/quiz.html"] = HOSTILE.encode()
+    lms.pages["/quiz-download.bin"] = b"\x00\x01secret answers"
+    lms.pages["/quiz-attachment.bin"] = b"\x00\x01secret answers"
+    lms.pages["/elsewhere-popup.html"] = b"<h1>must never be fetched</h1>"
+    c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), f"seb://127.0.0.1:{lms.port}/exam.seb"],
+                     wait_ready=False)
+    status = c.wait_exit(timeout=PAGE_TIMEOUT)
+    got = lines(c.stdout_path, NAME)
+    assert status == 0, f"carrel exited {status}; carrel-browser said {got}\n{c.evidence()}"
+    assert "refused: printing" in got, f"lines {got}"
+    assert f"blocked view-source:{lms.base}/quiz.html" in got, f"lines {got}"
+    # The download link (WebKit's download) and the attachment (a response no page can show).
+    assert "refused: download" in got and f"refused: download of {lms.base}/quiz-attachment.bin" in got, \
+        f"lines {got}"
+    assert f"quit URL {lms.base}/quit" in got and got[-1] == "event ended", f"lines {got}"
+    paths = lms.paths()
+    assert "/elsewhere-popup.html" not in paths and "/quit" not in paths, f"requests {paths}"
+    assert lms.reports == [{"href": f"{lms.base}/quiz.html", "title": "Hostile"}], \
+        f"the page was not where it started after its attempts: {lms.reports}"
