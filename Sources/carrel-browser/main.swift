@@ -78,6 +78,14 @@ case .run:
     break
 }
 
+// Without its extension no request would carry the keys and the page would
+// have no SEB API: the LMS would refuse the exam after the machine was locked.
+if extensionPath == nil && !options.testRun {
+    fail("the web process extension libCarrelBrowserExtension.so was not found beside carrel-browser, in "
+        + "../lib/carrel, /usr/local/lib/carrel or /usr/lib/carrel; install it there or set CARREL_BROWSER_EXTENSION",
+        status: 69)
+}
+
 let settings: BrowserSettings
 do {
     settings = try BrowserSettings(configuration.settings)

@@ -288,8 +288,9 @@ def test_outside_carrels_exam_role_it_refuses_to_show_the_exam_unless_told_it_is
 
 
 def test_bad_configurations_are_clear_errors_and_explain_lists_what_is_kept(browser_bin, tmp_path):
-    """Without a display: a wrong password, garbage and a missing start URL
-    each end with a message saying what to do; --explain lists unknown keys."""
+    """Without a display: garbage, a missing start URL, a truncated file, a
+    missing password file and a missing web process extension each end with a
+    message saying what to do; --explain lists unknown keys."""
     def run(*args) -> subprocess.CompletedProcess:
         return subprocess.run([str(browser_bin), *map(str, args)], capture_output=True, text=True, timeout=30)
 
@@ -313,6 +314,9 @@ def test_bad_configurations_are_clear_errors_and_explain_lists_what_is_kept(brow
     assert r.returncode == 0 and "zzFutureSetting = 3" in r.stdout and "Config Key: " in r.stdout, r.stdout
     r = run("--password-file", tmp_path / "missing", unknown)
     assert r.returncode == 65 and "password file" in r.stderr, r.stderr
+    r = subprocess.run([str(browser_bin), str(unknown)], capture_output=True, text=True, timeout=30,
+                       env={**os.environ, "CARREL_BROWSER_EXTENSION": str(tmp_path / "none.so")})
+    assert r.returncode == 69 and "libCarrelBrowserExtension.so was not found" in r.stderr, r.stderr
 
 
 def test_the_kiosk_drop_in_is_the_kiosk_unit_with_carrel_browser_as_its_app():
