@@ -381,3 +381,53 @@ def test_a_hostile_page_cannot_print_download_open_windows_or_leave_the_web(carr
     assert "/elsewhere-popup.html" not in paths and "/quit" not in paths, f"requests {paths}"
     assert lms.reports == [{"href": f"{lms.base}/quiz.html", "title": "Hostile"}], \
         f"the page was not where it started after its attempts: {lms.reports}"
+
+
+GREEN = (0x10, 0xa0, 0x30)
+
+
+def green_pixels(image, enough: int = 0) -> int:
+    """Pixels of exactly GREEN (the quiz page's background)."""
+    needle, count = bytes(GREEN), 0
+    for row in image.rgb_rows():
+        at = row.find(needle)
+        while at >= 0:
+            count += at % 3 == 0
+            if enough and count >= enough:
+                return count
+            at = row.find(needle, at + 1)
+    return count
+
+
+def test_as_the_x_server_shows_it_the_exam_page_fills_the_screen_while_the_session_holds(
+        carrel, browser_bin, lms, procs, logdir, logs, carrelctl, control_dir, artifacts_dir):
+    """Carrel nested in Xvfb: the quiz page (green) is what the screen shows
+    once the session began, with carrel-browser's bar the only other thing on
+    it; an administrator's interruption then hides it and ends the session.
+    (Once carrel-browser hides the page it ends at once and Carrel, not a
+    kiosk here, exits: the hidden screen is proven by the lines, not a picture.)"""
+    from test_visual import screenshot, start_xvfb, save
+
+    h.require_tool("Xvfb")
+    display = start_xvfb(procs, logdir, logs)
+    lms.pages["/exam.seb"] = seb_xml(lms).encode()
+    lms.pages["/quiz.html"] = (b"<!doctype html><html><body style='margin:0;background:#10a030'>"
+                               b"<h1 style='color:#fff'>Question 1</h1></body></html>")
+    socket = control_dir / "control.sock"
+    c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), f"seb://127.0.0.1:{lms.port}/exam.seb"],
+                     backend="x11", env={"DISPLAY": display}, args=["--control-socket", str(socket)])
+    assert h.wait_until(lambda: f"loaded {lms.base}/quiz.html" in lines(c.stdout_path, NAME), PAGE_TIMEOUT), \
+        f"{lines(c.stdout_path, NAME)}\n{c.evidence()}"
+    shown = h.wait_until(lambda: green_pixels(screenshot(display)) > 0.8 * 1280 * 720, h.CLIENT_TIMEOUT,
+                         interval=0.25)
+    image = screenshot(display)
+    if not shown:
+        png = save(image, artifacts_dir, "browser-exam-shown")
+        pytest.fail(f"the quiz never filled most of the screen: {green_pixels(image)} green pixels; {png}")
+    r = Ctl(carrelctl, socket, logdir, logs).run("end", "--reason", "fire alarm")
+    assert r.returncode == 0, f"carrelctl end: {r.stderr}"
+    assert h.wait_until(lambda: "content hidden" in lines(c.stdout_path, NAME), h.CLIENT_TIMEOUT), \
+        lines(c.stdout_path, NAME)
+    assert c.wait_exit() == 0, c.evidence()
+    assert lines(c.stdout_path, NAME)[-3:] == ["event interrupted administrative fire alarm", "content hidden",
+                                               "event ended"], lines(c.stdout_path, NAME)
