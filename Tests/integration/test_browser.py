@@ -431,3 +431,48 @@ def test_as_the_x_server_shows_it_the_exam_page_fills_the_screen_while_the_sessi
     assert c.wait_exit() == 0, c.evidence()
     assert lines(c.stdout_path, NAME)[-3:] == ["event interrupted administrative fire alarm", "content hidden",
                                                "event ended"], lines(c.stdout_path, NAME)
+
+
+def rncryptor_v3(plaintext: bytes, password: str) -> bytes:
+    """RNCryptor v3 with a password, written here with Python's cryptography
+    (not carrel-browser's code): what SEB's "pswd" container holds."""
+    from cryptography.hazmat.primitives import hashes, hmac, padding
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    encryption_salt, hmac_salt, iv = os.urandom(8), os.urandom(8), os.urandom(16)
+    key = hashlib.pbkdf2_hmac("sha1", password.encode(), encryption_salt, 10000, 32)
+    hmac_key = hashlib.pbkdf2_hmac("sha1", password.encode(), hmac_salt, 10000, 32)
+    padder = padding.PKCS7(128).padder()
+    padded = padder.update(plaintext) + padder.finalize()
+    encryptor = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
+    message = bytes([3, 1]) + encryption_salt + hmac_salt + iv + encryptor.update(padded) + encryptor.finalize()
+    mac = hmac.HMAC(hmac_key, hashes.SHA256())
+    mac.update(message)
+    return message + mac.finalize()
+
+
+def test_a_password_encrypted_seb_opens_with_its_password_and_keeps_its_config_key(
+        carrel, browser_bin, lms, tmp_path):
+    """A "pswd" .seb as SEB writes it (gzip around the prefix and RNCryptor
+    v3 around gzipped XML, made here with Python's cryptography), fetched
+    through a seb:// link: a wrong password is a clear error before
+    anything is shown; the right one runs the exam, whose header carries the
+    Config Key of the decrypted settings."""
+    import gzip
+    lms.pages["/exam.seb"] = gzip.compress(b"pswd" + rncryptor_v3(gzip.compress(seb_xml(lms).encode()), "Start-123"))
+    lms.pages["/quiz.html"] = QUIZ.replace("THEN", "/quit").encode()
+    link = f"seb://127.0.0.1:{lms.port}/exam.seb"
+    wrong, right = tmp_path / "wrong", tmp_path / "right"
+    wrong.write_text("start-123\n")
+    right.write_text("Start-123\n")
+    r = subprocess.run([str(browser_bin), "--password-file", str(wrong), link], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 65 and "the password does not open this file" in r.stderr, r.stderr
+    r = subprocess.run([str(browser_bin), link], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 65 and "--password-file" in r.stderr, r.stderr
+    c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), "--password-file", str(right), link],
+                     wait_ready=False)
+    assert c.wait_exit(timeout=PAGE_TIMEOUT) == 0, f"{lines(c.stdout_path, NAME)}\n{c.evidence()}"
+    assert lines(c.stdout_path, NAME)[-1] == "event ended", lines(c.stdout_path, NAME)
+    quiz = [r for r in lms.requests if r["path"] == "/quiz.html"]
+    assert quiz and quiz[0]["headers"].get("x-safeexambrowser-configkeyhash") == \
+        url_hash(lms.base + "/quiz.html", expected_config_key(lms)), quiz
