@@ -466,6 +466,9 @@ final class Browser: AssessmentSessionDelegate {
     func refusal(for uri: String) -> String? {
         guard examShown else { return "the exam is not shown" }
         let lower = uri.lowercased()
+        // A page's own content, which no request fetches: frames written by
+        // the page (about:srcdoc, as rich-text editors make them), blob: and data:.
+        if lower == "about:srcdoc" || lower.hasPrefix("blob:") || lower.hasPrefix("data:") { return nil }
         guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
             return "only web pages (http and https) open in the exam"
         }

@@ -174,6 +174,7 @@ QUIZ = """<!doctype html><html><head><meta charset="utf-8"><title>Quiz</title><s
 })();
 </script></head><body style="background:#fff"><h1>Question 1: what is 6 x 7?</h1>
 <iframe name="side" src="/elsewhere-frame.html"></iframe>
+<iframe srcdoc="<p>an editor's own frame</p>"></iframe>
 <script>
 window.SafeExamBrowser.security.updateKeys(function () {
   window.report.updated = window.SafeExamBrowser.security.configKey;
@@ -212,6 +213,7 @@ def test_the_exam_loads_only_after_began_proves_its_configuration_and_the_quit_u
 
     assert got[:3] == ["locking", "event began", f"loading {lms.base}/quiz.html"], f"lines {got}"
     assert f"blocked {lms.base}/elsewhere-frame.html" in got, f"lines {got}"
+    assert not any(line.startswith("blocked about:") for line in got), f"a page's own frame was blocked: {got}"
     assert f"quit URL {lms.base}/quit" in got and got[-1] == "event ended", f"lines {got}"
     assert audit_story(c) == ["begin", "began", "ended"], f"audit {audit_story(c)}\n{c.evidence()}"
 
