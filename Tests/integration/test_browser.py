@@ -478,3 +478,33 @@ def test_a_password_encrypted_seb_opens_with_its_password_and_keeps_its_config_k
     quiz = [r for r in lms.requests if r["path"] == "/quiz.html"]
     assert quiz and quiz[0]["headers"].get("x-safeexambrowser-configkeyhash") == \
         url_hash(lms.base + "/quiz.html", expected_config_key(lms)), quiz
+
+
+def test_a_second_browser_fails_to_begin_says_why_and_never_loads_the_exam(
+        carrel, browser_bin, lms, carrelctl, control_dir, logdir, logs):
+    """While one carrel-browser's session holds the machine, a second one
+    started beside it hears failed(already_active), says so and requests
+    nothing of the exam; the first then ends at an administrator's word."""
+    lms.pages["/exam.seb"] = seb_xml(lms).encode()
+    lms.pages["/quiz.html"] = b"<!doctype html><h1>Question 1</h1>"
+    first, second = logdir / "first.out", logdir / "second.out"
+    script = ('"$0" "$1" > "$2" 2>&1 & first=$!; i=0; '
+              'until grep -q "event began" "$2"; do i=$((i+1)); [ $i -gt 300 ] && break; sleep 0.1; done; '
+              '"$0" "$1" > "$3" 2>&1 & second=$!; j=0; '
+              'until grep -q "event failed" "$3"; do j=$((j+1)); [ $j -gt 300 ] && break; sleep 0.1; done; '
+              'kill $second; wait $second; wait $first')
+    socket = control_dir / "control.sock"
+    c = carrel.start(app=["env", *BROWSER_ENV, "sh", "-c", script, str(browser_bin),
+                          f"seb://127.0.0.1:{lms.port}/exam.seb", str(first), str(second)],
+                     args=["--control-socket", str(socket)], wait_ready=False)
+    assert h.wait_until(lambda: any(line.startswith("event failed") for line in lines(second, NAME)), PAGE_TIMEOUT), \
+        f"first: {lines(first, NAME)}\nsecond: {lines(second, NAME)}\n{c.evidence()}"
+    got = lines(second, NAME)
+    assert got[:1] == ["locking"] and got[1].startswith("event failed already_active"), got
+    assert not any(line.startswith("loading") for line in got), got
+    assert h.wait_until(lambda: f"loaded {lms.base}/quiz.html" in lines(first, NAME), PAGE_TIMEOUT), lines(first, NAME)
+    r = Ctl(carrelctl, socket, logdir, logs).run("end", "--reason", "fire alarm")
+    assert r.returncode == 0, f"carrelctl end: {r.stderr}"
+    assert c.wait_exit() == 0, c.evidence()
+    assert lines(first, NAME)[-1] == "event ended", lines(first, NAME)
+    assert [p for p in lms.paths() if p == "/quiz.html"] == ["/quiz.html"], f"requests {lms.paths()}"
