@@ -60,25 +60,25 @@ struct UsageError: Error {
     init(_ message: String?) { self.message = message }
 }
 
-/// Reads the configuration a command line names: a file, or a seb(s):// link fetched over http(s).
-func loadConfiguration(_ options: Options, fetch: (String) throws -> [UInt8]) throws -> SEBConfiguration {
-    var password: String?
-    if let file = options.passwordFile {
-        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-            throw BrowserError("cannot read the password file \(file); give a readable file whose first line is the password")
-        }
-        password = String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
-    }
-    let bytes: [UInt8]
+/// The bytes of the configuration a command line names: a file, or a
+/// seb(s):// link fetched over http(s).
+func readConfigurationBytes(_ options: Options, fetch: (String) throws -> [UInt8]) throws -> [UInt8] {
     if let url = try SEBLink.configurationURL(options.source) {
-        bytes = try fetch(url)
-    } else {
-        guard let data = FileManager.default.contents(atPath: options.source) else {
-            throw BrowserError("cannot read \(options.source); give the path of a .seb file or a seb:// link")
-        }
-        bytes = [UInt8](data)
+        return try fetch(url)
     }
-    return try SEBConfiguration(fileBytes: bytes, password: password)
+    guard let data = FileManager.default.contents(atPath: options.source) else {
+        throw BrowserError("cannot read \(options.source); give the path of a .seb file or a seb:// link")
+    }
+    return [UInt8](data)
+}
+
+/// The password --password-file names (its first line), or nil.
+func readPassword(_ options: Options) throws -> String? {
+    guard let file = options.passwordFile else { return nil }
+    guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+        throw BrowserError("cannot read the password file \(file); give a readable file whose first line is the password")
+    }
+    return String(text.split(separator: "\n", omittingEmptySubsequences: false).first ?? "")
 }
 
 struct BrowserError: Error, CustomStringConvertible {

@@ -50,9 +50,20 @@ do {
     exit(0)
 }
 
-let configuration: SEBConfiguration
+var configuration: SEBConfiguration
 do {
-    configuration = try loadConfiguration(options, fetch: fetch)
+    let bytes = try readConfigurationBytes(options, fetch: fetch)
+    do {
+        configuration = try SEBConfiguration(fileBytes: bytes, password: try readPassword(options))
+    } catch SEBError.passwordRequired(let client) where options.mode == .run {
+        // No --password-file: the student (or invigilator) types it, in a
+        // window of carrel-browser's own, before anything else is shown.
+        guard let opened = PasswordPrompt(bytes: bytes, forConfiguringClient: client).run() else {
+            fail("\(options.source): \(SEBError.passwordRequired(forConfiguringClient: client)) "
+                + "(no password was typed, or there is no display to ask on)", status: 65)
+        }
+        configuration = opened
+    }
 } catch {
     fail("\(options.source): \(error)", status: 65)
 }

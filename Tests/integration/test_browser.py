@@ -457,8 +457,10 @@ def test_a_password_encrypted_seb_opens_with_its_password_and_keeps_its_config_k
     """A "pswd" .seb as SEB writes it (gzip around the prefix and RNCryptor
     v3 around gzipped XML, made here with Python's cryptography), fetched
     through a seb:// link: a wrong password is a clear error before
-    anything is shown; the right one runs the exam, whose header carries the
-    Config Key of the decrypted settings."""
+    anything is shown; without one carrel-browser asks in a window of its own
+    (and, with no display to ask on, says to give --password-file); the right
+    one runs the exam, whose header carries the Config Key of the decrypted
+    settings."""
     import gzip
     lms.pages["/exam.seb"] = gzip.compress(b"pswd" + rncryptor_v3(gzip.compress(seb_xml(lms).encode()), "Start-123"))
     lms.pages["/quiz.html"] = QUIZ.replace("THEN", "/quit").encode()
@@ -471,6 +473,13 @@ def test_a_password_encrypted_seb_opens_with_its_password_and_keeps_its_config_k
     assert r.returncode == 65 and "the password does not open this file" in r.stderr, r.stderr
     r = subprocess.run([str(browser_bin), link], capture_output=True, text=True, timeout=30)
     assert r.returncode == 65 and "--password-file" in r.stderr, r.stderr
+    # Without --password-file, under Carrel: it asks, in a window of its own, before anything is shown.
+    asking = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), link], wait_ready=False)
+    assert h.wait_until(lambda: "asking for the configuration's password" in lines(asking.stdout_path, NAME),
+                        PAGE_TIMEOUT), f"{lines(asking.stdout_path, NAME)}\n{asking.evidence()}"
+    asking.signal(signal.SIGTERM)
+    asking.wait_exit()
+    assert "/quiz.html" not in lms.paths(), f"the exam was requested before its password: {lms.paths()}"
     c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), "--password-file", str(right), link],
                      wait_ready=False)
     assert c.wait_exit(timeout=PAGE_TIMEOUT) == 0, f"{lines(c.stdout_path, NAME)}\n{c.evidence()}"
