@@ -32,7 +32,10 @@ import pytest
 
 import carrel_harness as h
 from test_c_client import audit_story, lines
-from test_carrelctl import Ctl, carrelctl, control_dir  # noqa: F401  (fixtures)
+try:  # where the shared helpers live now; the fixtures then come from conftest.py
+    from carrel_clients import Ctl
+except ImportError:  # before they moved there
+    from test_carrelctl import Ctl, carrelctl, control_dir  # noqa: F401  (fixtures)
 
 BROWSER_ENV = ["GDK_BACKEND=wayland", "GSK_RENDERER=cairo", "WEBKIT_DISABLE_COMPOSITING_MODE=1"]
 NAME = "carrel-browser"
