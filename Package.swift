@@ -39,6 +39,9 @@ let linkOnly: [Target] = [
     // compositor's own prompt and banner (Overlay.swift) call.
     .systemLibrary(name: "CCairoLib", path: "CModules/CCairoLib", pkgConfig: "cairo",
                    providers: [.apt(["libcairo2-dev"])]),
+    // Also exposes its API: CarrelSEB inflates and deflates .seb files with it.
+    .systemLibrary(name: "CZlibLib", path: "CModules/CZlibLib", pkgConfig: "zlib",
+                   providers: [.apt(["zlib1g-dev"])]),
 ]
 
 // Swift 5 mode for the targets that hold C pointers: they live on the one
@@ -73,6 +76,54 @@ let carrelLinkerSettings: [LinkerSetting] = lldOnPath
                     .when(platforms: [.linux], configuration: .release))]
     : []
 
+// carrel-browser, the exam browser for web exams, needs WebKitGTK 6.0
+// (Debian's libwebkitgtk-6.0-dev). CARREL_BROWSER=1 builds it and fails
+// without WebKit (test-all and CI set it), 0 leaves it out, unset builds it
+// when webkitgtk-6.0.pc is installed: the compositor builds without WebKit.
+// (After installing WebKit, `touch Package.swift` so SwiftPM reads this again.)
+let browserSetting = ProcessInfo.processInfo.environment["CARREL_BROWSER"].flatMap { $0.isEmpty ? nil : $0 } ?? "auto"
+let pkgConfigDirs = (ProcessInfo.processInfo.environment["PKG_CONFIG_PATH"] ?? "").split(separator: ":").map(String.init)
+    + ["/usr/lib/x86_64-linux-gnu/pkgconfig", "/usr/lib/aarch64-linux-gnu/pkgconfig", "/usr/lib64/pkgconfig",
+       "/usr/lib/pkgconfig", "/usr/share/pkgconfig", "/usr/local/lib/pkgconfig"]
+let webkitInstalled = pkgConfigDirs.contains { FileManager.default.fileExists(atPath: "\($0)/webkitgtk-6.0.pc") }
+let buildBrowser: Bool
+switch browserSetting {
+case "1": buildBrowser = true
+case "0": buildBrowser = false
+case "auto": buildBrowser = webkitInstalled
+default: fatalError("CARREL_BROWSER is '\(browserSetting)'; expected 1 (build carrel-browser), 0 (leave it out) or unset (build it when WebKitGTK 6.0 is installed)")
+}
+let browserProducts: [Product] = buildBrowser ? [
+    .executable(name: "carrel-browser", targets: ["carrel-browser"]),
+    // WebKit loads it into each web process (built by a plain `swift build`,
+    // or `swift build --product CarrelBrowserExtension`).
+    .library(name: "CarrelBrowserExtension", type: .dynamic, targets: ["CarrelBrowserExtension"]),
+] : []
+let browserTargets: [Target] = buildBrowser ? [
+    .systemLibrary(name: "CWebKitGTKLib", path: "CModules/CWebKitGTKLib", pkgConfig: "webkitgtk-6.0",
+                   providers: [.apt(["libwebkitgtk-6.0-dev"])]),
+    .systemLibrary(name: "CWebKitExtensionLib", path: "CModules/CWebKitExtensionLib",
+                   pkgConfig: "webkitgtk-web-process-extension-6.0", providers: [.apt(["libwebkitgtk-6.0-dev"])]),
+    // The web process extension (C): the SEB headers on every request and
+    // window.SafeExamBrowser before any page script.
+    .target(
+        name: "CarrelBrowserExtension",
+        dependencies: ["CWebKitExtensionLib"],
+        path: "CModules/CarrelBrowserExtension",
+        sources: ["extension.c"],
+        publicHeadersPath: "include",
+        // SwiftPM links every library product with the Swift runtime (its
+        // image registration), which WebKit's sandboxed web process cannot
+        // see: linked in statically, its symbols kept private.
+        linkerSettings: [.unsafeFlags(["-static-stdlib", "-Xlinker", "--exclude-libs", "-Xlinker", "ALL"])]
+    ),
+    .executableTarget(
+        name: "carrel-browser",
+        dependencies: ["CarrelSEB", "AssessmentKit", "CarrelWire", "CWebKitGTKLib"],
+        swiftSettings: cSideSettings
+    ),
+] : []
+
 let package = Package(
     name: "Carrel",
     platforms: [.macOS(.v13)],
@@ -84,7 +135,7 @@ let package = Package(
         .library(name: "AssessmentKit", targets: ["AssessmentKit"]),
         .library(name: "CarrelAudit", targets: ["CarrelAudit", "CarrelAttestationVerifier"]),
         .library(name: "CarrelWire", targets: ["CarrelWire"]),
-    ],
+    ] + browserProducts,
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
@@ -220,6 +271,15 @@ let package = Package(
         .testTarget(name: "CarrelCoreTests", dependencies: ["CarrelCore", "CarrelSystem", "CarrelTestSupport"]),
         .testTarget(name: "CarrelAuditTests", dependencies: ["CarrelAudit", "CarrelAttestationVerifier"]),
         .testTarget(name: "CarrelPolicyFileTests", dependencies: ["CarrelPolicyFile", "CarrelPasscode", "CarrelCore"]),
+        // Safe Exam Browser configurations: .seb files in all their forms, the
+        // Config Key as Moodle computes it, the URL filter, the quit password.
+        // Pure Swift (no WebKit), so it builds and tests everywhere.
+        .target(
+            name: "CarrelSEB",
+            dependencies: ["CZlibLib", .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "_CryptoExtras", package: "swift-crypto")]
+        ),
+        .testTarget(name: "CarrelSEBTests", dependencies: ["CarrelSEB"]),
         // The client library for exam apps, the demo exam's pure logic, and the demo.
         .target(name: "AssessmentKit", dependencies: ["CarrelWire", "CarrelClientShim"], swiftSettings: cSideSettings),
         .target(name: "DemoExamLogic", dependencies: ["AssessmentKit", "CarrelWire"]),
@@ -232,5 +292,5 @@ let package = Package(
         .testTarget(name: "AssessmentKitTests", dependencies: ["AssessmentKit", "DemoExamLogic", "CarrelTestSupport"]),
         // The compositor's Invigilator and AssessmentKit's in-memory lockdown, side by side.
         .testTarget(name: "LockdownAgreementTests", dependencies: ["CarrelCore", "AssessmentKit", "CarrelTestSupport"]),
-    ]
+    ] + browserTargets
 )

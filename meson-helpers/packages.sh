@@ -4,6 +4,12 @@ CARREL_BUILD_PACKAGES=(pkg-config libwlroots-dev libwayland-dev libxkbcommon-dev
   libsystemd-dev wayland-protocols libcairo2-dev)
 # meson and ninja build libcarrel-assessment (clients/), the C client library.
 CARREL_BUILD_PACKAGES+=(meson ninja-build gcc)
+# zlib: CarrelSEB inflates .seb files.
+CARREL_BUILD_PACKAGES+=(zlib1g-dev)
+# carrel-browser, the exam browser for web exams (docs/BROWSER.md): WebKitGTK
+# 6.0 and GTK 4. Optional for the compositor's build (Package.swift leaves the
+# browser out without it); test-all installs it and requires the browser.
+CARREL_BROWSER_PACKAGES=(libwebkitgtk-6.0-dev)
 # fcitx5 and its engines: the policy's [input_method] (Japanese, Korean, Chinese); the CJK fonts draw its candidates.
 # wvkbd: the policy's default [on_screen_keyboard]. galculator: the demo policy's calculator participant.
 CARREL_RUN_PACKAGES=(xvfb x11-apps imagemagick weston

@@ -1,0 +1,522 @@
+"""carrel-browser, the exam browser for web exams, against the real binaries.
+
+Carrel starts carrel-browser as its exam app; a local HTTP server on
+127.0.0.1 plays the LMS: it serves the .seb file (fetched through a seb://
+link), a quiz page and a page outside the filter, and records every request
+with its headers. The tests judge what left the browser (the requests, their
+X-SafeExamBrowser-ConfigKeyHash), what the page saw (window.SafeExamBrowser,
+which the page posts back), what carrel-browser printed, and what Carrel
+recorded (the audit log).
+
+WebKit's web process runs in its bubblewrap sandbox here as on an exam
+machine: carrel-browser names Carrel's app socket relative to XDG_RUNTIME_DIR,
+where the sandbox looks for it; the headers prove the extension loads there.
+GSK_RENDERER=cairo and WEBKIT_DISABLE_COMPOSITING_MODE=1 keep GTK and WebKit
+off GL: Carrel's headless test output renders with pixman, and GTK's GL
+renderer aborts without GL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+import carrel_harness as h
+from test_c_client import audit_story, lines
+try:  # where the shared helpers live now; the fixtures then come from conftest.py
+    from carrel_clients import Ctl
+except ImportError:  # before they moved there
+    from test_carrelctl import Ctl, carrelctl, control_dir  # noqa: F401  (fixtures)
+
+BROWSER_ENV = ["GDK_BACKEND=wayland", "GSK_RENDERER=cairo", "WEBKIT_DISABLE_COMPOSITING_MODE=1"]
+NAME = "carrel-browser"
+# WebKit's first page takes a few seconds on a loaded two-core machine.
+PAGE_TIMEOUT = 30.0
+
+
+@pytest.fixture(scope="session")
+def browser_bin() -> Path:
+    path = Path(os.environ.get("CARREL_BROWSER_BIN", h.REPO / ".build" / "debug" / "carrel-browser"))
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        pytest.fail(f"carrel-browser not found at {path}: install libwebkitgtk-6.0-dev (meson-helpers/packages.sh) "
+                    "and run `swift build`, or set CARREL_BROWSER_BIN (test-all does)")
+    extension = path.parent / "libCarrelBrowserExtension.so"
+    if "CARREL_BROWSER_EXTENSION" not in os.environ and not extension.is_file():
+        pytest.fail(f"the web process extension is not beside carrel-browser ({extension}); "
+                    "run `swift build --product CarrelBrowserExtension`")
+    return path
+
+
+class LMS:
+    """A stand-in for Moodle on 127.0.0.1: pages by path, every request recorded."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self.reports: list[dict] = []
+        self.pages: dict[str, bytes] = {}
+        self.lock = threading.Lock()
+        lms = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def record(self, body: bytes = b"") -> None:
+                with lms.lock:
+                    lms.requests.append({"method": self.command, "path": self.path,
+                                         "headers": {k.lower(): v for k, v in self.headers.items()}})
+                    if self.path == "/report":
+                        lms.reports.append(json.loads(body))
+
+            def do_GET(self) -> None:
+                self.record()
+                page = lms.pages.get(self.path.split("?")[0])
+                self.send_response(200 if page is not None else 404)
+                data = page if page is not None else b"not found"
+                path = self.path.split("?")[0]
+                if path.endswith(".bin"):   # a file to save, as an LMS serves one
+                    self.send_header("Content-Type", "application/octet-stream")
+                    self.send_header("Content-Disposition", 'attachment; filename="answers.bin"')
+                else:
+                    self.send_header("Content-Type", "application/seb" if path.endswith(".seb") else "text/html")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                self.record(body)
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def paths(self) -> list[str]:
+        with self.lock:
+            return [r["path"] for r in self.requests]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def lms():
+    server = LMS()
+    yield server
+    server.close()
+
+
+def seb_xml(lms: LMS, start: str = "/quiz.html") -> str:
+    """The exam's configuration: start page, quit URL, a filter allowing the quiz and the report only."""
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+<plist version="1.0">
+<dict>
+  <key>startURL</key><string>{lms.base}{start}</string>
+  <key>quitURL</key><string>{lms.base}/quit</string>
+  <key>URLFilterEnable</key><true/>
+  <key>URLFilterRules</key>
+  <array>
+    <dict><key>action</key><integer>1</integer><key>active</key><true/>
+      <key>expression</key><string>127.0.0.1/quiz*</string><key>regex</key><false/></dict>
+    <dict><key>action</key><integer>1</integer><key>active</key><true/>
+      <key>expression</key><string>127.0.0.1/report</string><key>regex</key><false/></dict>
+  </array>
+  <key>allowSiri</key><false/>
+  <key>originatorVersion</key><string>SEB_Win_3.7.0</string>
+</dict>
+</plist>
+"""
+
+
+def expected_config_key(lms: LMS, start: str = "/quiz.html") -> str:
+    """The Config Key of seb_xml, written out by hand as Moodle serialises it
+    (keys in root collation order, originatorVersion gone, no whitespace)."""
+    rule = '{{"action":1,"active":true,"expression":"{}","regex":false}}'
+    text = ('{"allowSiri":false,"quitURL":"' + lms.base + '/quit","startURL":"' + lms.base + start + '",'
+            '"URLFilterEnable":true,"URLFilterRules":[' + rule.format("127.0.0.1/quiz*") + ","
+            + rule.format("127.0.0.1/report") + "]}")
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def url_hash(url: str, key: str) -> str:
+    return hashlib.sha256((url.split("#")[0] + key).encode()).hexdigest()
+
+
+# The quiz page: reads window.SafeExamBrowser in its first script (before any
+# other runs), tries to forge and replace it, asks updateKeys for fresh values,
+# posts all of it back, then goes where `then` says.
+QUIZ = """<!doctype html><html><head><meta charset="utf-8"><title>Quiz</title><script>
+(function () {
+  var s = window.SafeExamBrowser, out = {present: typeof s, href: location.href};
+  if (s) {
+    out.configKey = s.security.configKey;
+    out.browserExamKey = s.security.browserExamKey;
+    out.appVersion = s.security.appVersion;
+    try { s.security.configKey = "forged"; } catch (e) {}
+    out.afterForge = s.security.configKey;
+    try { window.SafeExamBrowser = {security: {configKey: "forged"}}; } catch (e) {}
+    out.replaced = window.SafeExamBrowser !== s;
+    out.members = Object.keys(s.security).join(" ");
+  }
+  window.report = out;
+})();
+</script></head><body style="background:#fff"><h1>Question 1: what is 6 x 7?</h1>
+<iframe name="side" src="/elsewhere-frame.html"></iframe>
+<iframe srcdoc="<p>an editor's own frame</p>"></iframe>
+<script>
+window.SafeExamBrowser.security.updateKeys(function () {
+  window.report.updated = window.SafeExamBrowser.security.configKey;
+  fetch("/report", {method: "POST", body: JSON.stringify(window.report)}).then(function () {
+    setTimeout(function () { location.href = "THEN"; }, 300);
+  });
+});
+</script></body></html>"""
+
+
+def start_browser(carrel, browser_bin: Path, lms: LMS, then: str, extra: list[str] = (), **start) -> h.Carrel:
+    lms.pages["/exam.seb"] = seb_xml(lms).encode()
+    lms.pages["/quiz.html"] = QUIZ.replace("THEN", then).encode()
+    lms.pages["/elsewhere.html"] = b"<h1>must never be fetched</h1>"
+    lms.pages["/elsewhere-frame.html"] = b"<h1>must never be fetched</h1>"
+    link = f"seb://127.0.0.1:{lms.port}/exam.seb"
+    return carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), *extra, link], wait_ready=False, **start)
+
+
+def test_the_exam_loads_only_after_began_proves_its_configuration_and_the_quit_url_ends_it(carrel, browser_bin, lms):
+    """The whole story of a web exam: the .seb fetched through a seb:// link,
+    the session begun before the quiz is requested, the header on every
+    request, the JavaScript API's per-page values in place for the page's first
+    script and immune to the page, a frame outside the filter never
+    requested, and the quit URL (never requested either) ending the session."""
+    c = start_browser(carrel, browser_bin, lms, then="/quit")
+    status = c.wait_exit(timeout=PAGE_TIMEOUT)
+    got = lines(c.stdout_path, NAME)
+    assert status == 0, f"carrel exited {status}; carrel-browser said {got}\n{c.evidence()}"
+
+    key = expected_config_key(lms)
+    keys = subprocess.run([str(browser_bin), "--keys", f"seb://127.0.0.1:{lms.port}/exam.seb"],
+                          capture_output=True, text=True, timeout=30)
+    assert f"Config Key: {key}" in keys.stdout, f"carrel-browser --keys disagrees with Moodle's key {key}:\n{keys.stdout}"
+    exam_key = next(line.split(": ")[-1] for line in keys.stdout.splitlines() if line.startswith("Browser Exam Key"))
+
+    assert got[:3] == ["locking", "event began", f"loading {lms.base}/quiz.html"], f"lines {got}"
+    assert f"blocked {lms.base}/elsewhere-frame.html" in got, f"lines {got}"
+    assert not any(line.startswith("blocked about:") for line in got), f"a page's own frame was blocked: {got}"
+    assert f"quit URL {lms.base}/quit" in got and got[-1] == "event ended", f"lines {got}"
+    assert audit_story(c) == ["begin", "began", "ended"], f"audit {audit_story(c)}\n{c.evidence()}"
+
+    paths = lms.paths()
+    assert paths[0] == "/exam.seb" and "/quiz.html" in paths and "/report" in paths, f"requests {paths}"
+    for forbidden in ("/elsewhere-frame.html", "/quit"):
+        assert forbidden not in paths, f"{forbidden} left the machine: requests {paths}"
+    for request in lms.requests:
+        if request["path"] == "/exam.seb":   # fetched before any key exists (and again by --keys)
+            continue
+        url = lms.base + request["path"]
+        assert request["headers"].get("x-safeexambrowser-configkeyhash") == url_hash(url, key), \
+            f"{request['path']}: header {request['headers'].get('x-safeexambrowser-configkeyhash')}"
+        assert request["headers"].get("x-safeexambrowser-requesthash") == url_hash(url, exam_key), request["path"]
+        assert "SEB" in request["headers"].get("user-agent", ""), request["headers"].get("user-agent")
+
+    assert len(lms.reports) == 1, f"reports {lms.reports}"
+    seen = lms.reports[0]
+    page = f"{lms.base}/quiz.html"
+    assert seen["present"] == "object" and seen["href"] == page, seen
+    assert seen["configKey"] == url_hash(page, key) == seen["updated"] == seen["afterForge"], seen
+    assert seen["browserExamKey"] == url_hash(page, exam_key), seen
+    assert seen["appVersion"].startswith("carrel-browser"), seen
+    assert seen["replaced"] is False and seen["members"] == "configKey browserExamKey appVersion updateKeys", seen
+    assert key not in json.dumps(seen) and exam_key not in json.dumps(seen), "a raw key reached the page"
+
+
+def test_a_page_outside_the_filter_gets_carrels_refusal_and_an_interruption_hides_the_exam(
+        carrel, browser_bin, lms, carrelctl, control_dir, logdir, logs):
+    """The quiz navigates its main frame outside the filter: the request never
+    leaves, Carrel's refusal shows above the quiz; an administrator's interruption then
+    hides the exam and the session ends."""
+    socket = control_dir / "control.sock"
+    c = start_browser(carrel, browser_bin, lms, then="/elsewhere.html", args=["--control-socket", str(socket)])
+    assert h.wait_until(lambda: f"blocked {lms.base}/elsewhere.html" in lines(c.stdout_path, NAME), PAGE_TIMEOUT), \
+        f"the blocked navigation never happened: {lines(c.stdout_path, NAME)}\n{c.evidence()}"
+    assert f"refusal shown for {lms.base}/elsewhere.html" in lines(c.stdout_path, NAME), \
+        f"no refusal shown: {lines(c.stdout_path, NAME)}"
+    r = Ctl(carrelctl, socket, logdir, logs).run("end", "--reason", "fire alarm")
+    assert r.returncode == 0, f"carrelctl end: {r.stderr}"
+    assert c.wait_exit() == 0, c.evidence()
+    got = lines(c.stdout_path, NAME)
+    assert got[-3:] == ["event interrupted administrative fire alarm", "content hidden", "event ended"], f"lines {got}"
+    assert "/elsewhere.html" not in lms.paths() and "/elsewhere-frame.html" not in lms.paths(), lms.paths()
+    assert audit_story(c) == ["begin", "began", "interrupted administrative", "ended"], f"audit {audit_story(c)}"
+
+
+def test_outside_carrels_exam_role_it_refuses_to_show_the_exam_unless_told_it_is_a_test_run(carrel, browser_bin, lms):
+    """As an ordinary client (no session offered) carrel-browser says why and
+    requests nothing of the exam; with --test-run it shows the exam, marked."""
+    lms.pages["/exam.seb"] = seb_xml(lms).encode()
+    lms.pages["/quiz.html"] = b"<h1>Quiz</h1>"
+    c = carrel.start()
+    link = f"seb://127.0.0.1:{lms.port}/exam.seb"
+    refused = c.client(["env", *BROWSER_ENV, str(browser_bin), link], name="refused")
+    assert h.wait_until(lambda: any(line.startswith("refused: not inside Carrel")
+                                    for line in lines(refused.stdout_path, NAME)), PAGE_TIMEOUT), \
+        f"{lines(refused.stdout_path, NAME)}\n{refused.stderr()[-3000:]}"
+    time.sleep(1.0)
+    assert lms.paths() == ["/exam.seb"], f"the exam was requested outside a session: {lms.paths()}"
+    os.kill(refused.pid, signal.SIGTERM)
+    refused.wait_exit()
+
+    test_run = c.client(["env", *BROWSER_ENV, str(browser_bin), "--test-run", link], name="test-run")
+    assert h.wait_until(lambda: f"loaded {lms.base}/quiz.html" in lines(test_run.stdout_path, NAME), PAGE_TIMEOUT), \
+        f"{lines(test_run.stdout_path, NAME)}\n{test_run.stderr()[-3000:]}"
+    assert any(line.startswith("test run: not locked") for line in lines(test_run.stdout_path, NAME))
+    # With a socket path the web process is sandboxed, and the extension still speaks for it.
+    quiz = [r for r in lms.requests if r["path"] == "/quiz.html"]
+    assert quiz and quiz[0]["headers"].get("x-safeexambrowser-configkeyhash") == \
+        url_hash(lms.base + "/quiz.html", expected_config_key(lms)), quiz
+    os.kill(test_run.pid, signal.SIGTERM)
+    test_run.wait_exit()
+
+
+def test_bad_configurations_are_clear_errors_and_explain_lists_what_is_kept(browser_bin, tmp_path):
+    """Without a display: garbage, a missing start URL, a truncated file, a
+    missing password file and a missing web process extension each end with a
+    message saying what to do; --explain lists unknown keys."""
+    def run(*args) -> subprocess.CompletedProcess:
+        return subprocess.run([str(browser_bin), *map(str, args)], capture_output=True, text=True, timeout=30)
+
+    garbage = tmp_path / "garbage.seb"
+    garbage.write_bytes(b"\x00\x01 not a configuration")
+    r = run(garbage)
+    assert r.returncode == 65 and "not an SEB configuration" in r.stderr, r.stderr
+    nostart = tmp_path / "nostart.seb"
+    nostart.write_text('<?xml version="1.0"?><plist version="1.0"><dict><key>allowQuit</key><true/></dict></plist>')
+    r = run(nostart)
+    assert r.returncode == 65 and "startURL" in r.stderr, r.stderr
+    truncated = tmp_path / "truncated.seb"
+    truncated.write_bytes(b"\x1f\x8b\x08\x00\x00\x00\x00\x00")
+    r = run(truncated)
+    assert r.returncode == 65 and "download the .seb file again" in r.stderr, r.stderr
+    unknown = tmp_path / "unknown.seb"
+    unknown.write_text('<?xml version="1.0"?><plist version="1.0"><dict><key>startURL</key>'
+                       '<string>https://exam.example.org/</string><key>zzFutureSetting</key><integer>3</integer>'
+                       '</dict></plist>')
+    r = run("--explain", unknown)
+    assert r.returncode == 0 and "zzFutureSetting = 3" in r.stdout and "Config Key: " in r.stdout, r.stdout
+    r = run("--password-file", tmp_path / "missing", unknown)
+    assert r.returncode == 65 and "password file" in r.stderr, r.stderr
+    r = subprocess.run([str(browser_bin), str(unknown)], capture_output=True, text=True, timeout=30,
+                       env={**os.environ, "CARREL_BROWSER_EXTENSION": str(tmp_path / "none.so")})
+    assert r.returncode == 69 and "libCarrelBrowserExtension.so was not found" in r.stderr, r.stderr
+
+
+def test_the_kiosk_drop_in_is_the_kiosk_unit_with_carrel_browser_as_its_app():
+    """dist/carrel-kiosk-browser.conf: clears ExecStart and sets the shipped
+    unit's own command line, only the app replaced by carrel-browser."""
+    import shlex
+    unit = (h.REPO / "dist" / "carrel-kiosk.service").read_text()
+    drop_in = (h.REPO / "dist" / "carrel-kiosk-browser.conf").read_text()
+    shipped = [line.split("=", 1)[1] for line in unit.splitlines() if line.startswith("ExecStart=")]
+    ours = [line.split("=", 1)[1] for line in drop_in.splitlines() if line.startswith("ExecStart=")]
+    assert len(shipped) == 1 and ours[0] == "" and len(ours) == 2, ours
+    carrel_part, _, app = shlex.join(shlex.split(ours[1])).partition(" -- /usr/bin/env ")
+    assert shlex.split(shipped[0])[-2] == "--" and shlex.split(shipped[0])[:-2] == shlex.split(carrel_part), \
+        (shipped[0], ours[1])
+    assert shlex.split(app) == ["GDK_BACKEND=wayland", "/usr/bin/carrel-browser", "/etc/carrel/exam.seb"], app
+
+
+# A hostile quiz page: it tries what an exam page must not do, reports where
+# it still is, then leaves through the quit URL.
+HOSTILE = """<!doctype html><html><head><meta charset="utf-8"><title>Hostile</title></head><body>
+<h1>Question 1</h1><a id="dl" href="/quiz-download.bin" download>answers</a>
+<script>
+var steps = [
+  function () { window.print(); },
+  function () { window.open("/elsewhere-popup.html", "_blank"); },
+  function () { location.href = "file:///etc/passwd"; },
+  function () { location.href = "view-source:" + location.href; },
+  function () { document.getElementById("dl").click(); },
+  function () { location.href = "/quiz-attachment.bin"; },
+  function () {
+    fetch("/report", {method: "POST", body: JSON.stringify({href: location.href, title: document.title})})
+      .then(function () { location.href = "/quit"; });
+  },
+];
+var i = 0;
+(function next() { if (i < steps.length) { try { steps[i++](); } catch (e) {} setTimeout(next, 400); } })();
+</script></body></html>"""
+
+
+def test_a_hostile_page_cannot_print_download_open_windows_or_leave_the_web(carrel, browser_bin, lms):
+    """print(), a pop-up outside the filter, file: and view-source: URLs, a
+    download link and an attachment: each refused (the pop-up and file: by
+    WebKit itself, unasked), none requested that the filter forbids, the page
+    still there afterwards, and the quit URL ends the session."""
+    lms.pages["/exam.seb"] = seb_xml(lms).encode()
+    lms.pages["/quiz.html"] = HOSTILE.encode()
+    lms.pages["/quiz-download.bin"] = b"\x00\x01secret answers"
+    lms.pages["/quiz-attachment.bin"] = b"\x00\x01secret answers"
+    lms.pages["/elsewhere-popup.html"] = b"<h1>must never be fetched</h1>"
+    c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), f"seb://127.0.0.1:{lms.port}/exam.seb"],
+                     wait_ready=False)
+    status = c.wait_exit(timeout=PAGE_TIMEOUT)
+    got = lines(c.stdout_path, NAME)
+    assert status == 0, f"carrel exited {status}; carrel-browser said {got}\n{c.evidence()}"
+    assert "refused: printing" in got, f"lines {got}"
+    assert f"blocked view-source:{lms.base}/quiz.html" in got, f"lines {got}"
+    # The download link (WebKit's download) and the attachment (a response no page can show).
+    assert "refused: download" in got and f"refused: download of {lms.base}/quiz-attachment.bin" in got, \
+        f"lines {got}"
+    assert f"quit URL {lms.base}/quit" in got and got[-1] == "event ended", f"lines {got}"
+    paths = lms.paths()
+    assert "/elsewhere-popup.html" not in paths and "/quit" not in paths, f"requests {paths}"
+    assert lms.reports == [{"href": f"{lms.base}/quiz.html", "title": "Hostile"}], \
+        f"the page was not where it started after its attempts: {lms.reports}"
+
+
+GREEN = (0x10, 0xa0, 0x30)
+
+
+def green_pixels(image, enough: int = 0) -> int:
+    """Pixels of exactly GREEN (the quiz page's background)."""
+    needle, count = bytes(GREEN), 0
+    for row in image.rgb_rows():
+        at = row.find(needle)
+        while at >= 0:
+            count += at % 3 == 0
+            if enough and count >= enough:
+                return count
+            at = row.find(needle, at + 1)
+    return count
+
+
+def test_as_the_x_server_shows_it_the_exam_page_fills_the_screen_while_the_session_holds(
+        carrel, browser_bin, lms, procs, logdir, logs, carrelctl, control_dir, artifacts_dir):
+    """Carrel nested in Xvfb: the quiz page (green) is what the screen shows
+    once the session began, with carrel-browser's bar the only other thing on
+    it; an administrator's interruption then hides it and ends the session.
+    (Once carrel-browser hides the page it ends at once and Carrel, not a
+    kiosk here, exits: the hidden screen is proven by the lines, not a picture.)"""
+    from test_visual import screenshot, start_xvfb, save
+
+    h.require_tool("Xvfb")
+    display = start_xvfb(procs, logdir, logs)
+    lms.pages["/exam.seb"] = seb_xml(lms).encode()
+    lms.pages["/quiz.html"] = (b"<!doctype html><html><body style='margin:0;background:#10a030'>"
+                               b"<h1 style='color:#fff'>Question 1</h1></body></html>")
+    socket = control_dir / "control.sock"
+    c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), f"seb://127.0.0.1:{lms.port}/exam.seb"],
+                     backend="x11", env={"DISPLAY": display}, args=["--control-socket", str(socket)])
+    assert h.wait_until(lambda: f"loaded {lms.base}/quiz.html" in lines(c.stdout_path, NAME), PAGE_TIMEOUT), \
+        f"{lines(c.stdout_path, NAME)}\n{c.evidence()}"
+    shown = h.wait_until(lambda: green_pixels(screenshot(display)) > 0.8 * 1280 * 720, h.CLIENT_TIMEOUT,
+                         interval=0.25)
+    image = screenshot(display)
+    if not shown:
+        png = save(image, artifacts_dir, "browser-exam-shown")
+        pytest.fail(f"the quiz never filled most of the screen: {green_pixels(image)} green pixels; {png}")
+    r = Ctl(carrelctl, socket, logdir, logs).run("end", "--reason", "fire alarm")
+    assert r.returncode == 0, f"carrelctl end: {r.stderr}"
+    assert h.wait_until(lambda: "content hidden" in lines(c.stdout_path, NAME), h.CLIENT_TIMEOUT), \
+        lines(c.stdout_path, NAME)
+    assert c.wait_exit() == 0, c.evidence()
+    assert lines(c.stdout_path, NAME)[-3:] == ["event interrupted administrative fire alarm", "content hidden",
+                                               "event ended"], lines(c.stdout_path, NAME)
+
+
+def rncryptor_v3(plaintext: bytes, password: str) -> bytes:
+    """RNCryptor v3 with a password, written here with Python's cryptography
+    (not carrel-browser's code): what SEB's "pswd" container holds."""
+    from cryptography.hazmat.primitives import hashes, hmac, padding
+    from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+    encryption_salt, hmac_salt, iv = os.urandom(8), os.urandom(8), os.urandom(16)
+    key = hashlib.pbkdf2_hmac("sha1", password.encode(), encryption_salt, 10000, 32)
+    hmac_key = hashlib.pbkdf2_hmac("sha1", password.encode(), hmac_salt, 10000, 32)
+    padder = padding.PKCS7(128).padder()
+    padded = padder.update(plaintext) + padder.finalize()
+    encryptor = Cipher(algorithms.AES(key), modes.CBC(iv)).encryptor()
+    message = bytes([3, 1]) + encryption_salt + hmac_salt + iv + encryptor.update(padded) + encryptor.finalize()
+    mac = hmac.HMAC(hmac_key, hashes.SHA256())
+    mac.update(message)
+    return message + mac.finalize()
+
+
+def test_a_password_encrypted_seb_opens_with_its_password_and_keeps_its_config_key(
+        carrel, browser_bin, lms, tmp_path):
+    """A "pswd" .seb as SEB writes it (gzip around the prefix and RNCryptor
+    v3 around gzipped XML, made here with Python's cryptography), fetched
+    through a seb:// link: a wrong password is a clear error before
+    anything is shown; without one carrel-browser asks in a window of its own
+    (and, with no display to ask on, says to give --password-file); the right
+    one runs the exam, whose header carries the Config Key of the decrypted
+    settings."""
+    import gzip
+    lms.pages["/exam.seb"] = gzip.compress(b"pswd" + rncryptor_v3(gzip.compress(seb_xml(lms).encode()), "Start-123"))
+    lms.pages["/quiz.html"] = QUIZ.replace("THEN", "/quit").encode()
+    link = f"seb://127.0.0.1:{lms.port}/exam.seb"
+    wrong, right = tmp_path / "wrong", tmp_path / "right"
+    wrong.write_text("start-123\n")
+    right.write_text("Start-123\n")
+    r = subprocess.run([str(browser_bin), "--password-file", str(wrong), link], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 65 and "the password does not open this file" in r.stderr, r.stderr
+    r = subprocess.run([str(browser_bin), link], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 65 and "--password-file" in r.stderr, r.stderr
+    # Without --password-file, under Carrel: it asks, in a window of its own, before anything is shown.
+    asking = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), link], wait_ready=False)
+    assert h.wait_until(lambda: "asking for the configuration's password" in lines(asking.stdout_path, NAME),
+                        PAGE_TIMEOUT), f"{lines(asking.stdout_path, NAME)}\n{asking.evidence()}"
+    asking.signal(signal.SIGTERM)
+    asking.wait_exit()
+    assert "/quiz.html" not in lms.paths(), f"the exam was requested before its password: {lms.paths()}"
+    c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), "--password-file", str(right), link],
+                     wait_ready=False)
+    assert c.wait_exit(timeout=PAGE_TIMEOUT) == 0, f"{lines(c.stdout_path, NAME)}\n{c.evidence()}"
+    assert lines(c.stdout_path, NAME)[-1] == "event ended", lines(c.stdout_path, NAME)
+    quiz = [r for r in lms.requests if r["path"] == "/quiz.html"]
+    assert quiz and quiz[0]["headers"].get("x-safeexambrowser-configkeyhash") == \
+        url_hash(lms.base + "/quiz.html", expected_config_key(lms)), quiz
+
+
+def test_a_second_browser_fails_to_begin_says_why_and_never_loads_the_exam(
+        carrel, browser_bin, lms, carrelctl, control_dir, logdir, logs):
+    """While one carrel-browser's session holds the machine, a second one
+    started beside it hears failed(already_active), says so and requests
+    nothing of the exam; the first then ends at an administrator's word."""
+    lms.pages["/exam.seb"] = seb_xml(lms).encode()
+    lms.pages["/quiz.html"] = b"<!doctype html><h1>Question 1</h1>"
+    first, second = logdir / "first.out", logdir / "second.out"
+    script = ('"$0" "$1" > "$2" 2>&1 & first=$!; i=0; '
+              'until grep -q "event began" "$2"; do i=$((i+1)); [ $i -gt 300 ] && break; sleep 0.1; done; '
+              '"$0" "$1" > "$3" 2>&1 & second=$!; j=0; '
+              'until grep -q "event failed" "$3"; do j=$((j+1)); [ $j -gt 300 ] && break; sleep 0.1; done; '
+              'kill $second; wait $second; wait $first')
+    socket = control_dir / "control.sock"
+    c = carrel.start(app=["env", *BROWSER_ENV, "sh", "-c", script, str(browser_bin),
+                          f"seb://127.0.0.1:{lms.port}/exam.seb", str(first), str(second)],
+                     args=["--control-socket", str(socket)], wait_ready=False)
+    assert h.wait_until(lambda: any(line.startswith("event failed") for line in lines(second, NAME)), PAGE_TIMEOUT), \
+        f"first: {lines(first, NAME)}\nsecond: {lines(second, NAME)}\n{c.evidence()}"
+    got = lines(second, NAME)
+    assert got[:1] == ["locking"] and got[1].startswith("event failed already_active"), got
+    assert not any(line.startswith("loading") for line in got), got
+    assert h.wait_until(lambda: f"loaded {lms.base}/quiz.html" in lines(first, NAME), PAGE_TIMEOUT), lines(first, NAME)
+    r = Ctl(carrelctl, socket, logdir, logs).run("end", "--reason", "fire alarm")
+    assert r.returncode == 0, f"carrelctl end: {r.stderr}"
+    assert c.wait_exit() == 0, c.evidence()
+    assert lines(first, NAME)[-1] == "event ended", lines(first, NAME)
+    assert [p for p in lms.paths() if p == "/quiz.html"] == ["/quiz.html"], f"requests {lms.paths()}"
