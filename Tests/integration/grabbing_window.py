@@ -16,7 +16,6 @@ What it saw goes to REPORT_FILE, a line each: `mapped`, `began`,
 `enter`, `leave`, `key KEYCODE pressed|released`, `button BUTTON`,
 `grabbed`, `popup-done`."""
 
-import mmap
 import os
 import sys
 import time
@@ -26,50 +25,22 @@ REPORT = sys.argv[2]
 MODE = sys.argv[3]
 EXAM_PARTICIPANT = sys.argv[5] if len(sys.argv) > 5 and sys.argv[4] == "--exam" else None
 
-from pywayland.client import Display  # noqa: E402
 from carrel_hostile.wayland import WlCompositor, WlSeat, WlShm  # noqa: E402
 from carrel_hostile.xdg_shell import XdgWmBase  # noqa: E402
 from carrel_hostile.carrel_assessment_v1 import CarrelAssessmentManagerV1  # noqa: E402
+from wayland_test_client import TestClient  # noqa: E402
 
-
-def note(line):
-    with open(REPORT, "a") as f:
-        f.write(line + "\n")
-
-
-display = Display()
-display.connect()
-registry = display.get_registry()
-names = {}
-registry.dispatcher["global"] = lambda _r, name, interface, version: names.__setitem__(interface, (name, version))
-display.roundtrip()
-
-
-def bind(cls, version):
-    name, advertised = names[cls.name]
-    return registry.bind(name, cls, min(version, advertised))
-
-
+client = TestClient(REPORT)
+note, bind, keep, display = client.note, client.bind, client.keep, client.display
 compositor = bind(WlCompositor, 4)
 shm = bind(WlShm, 1)
 wm_base = bind(XdgWmBase, 2)
 wm_base.dispatcher["ping"] = lambda base, serial: base.pong(serial)
 seat = bind(WlSeat, 5)
-keep = []
 
 
 def paint(surface, width, height, colour):
-    stride = width * 4
-    fd = os.memfd_create("grabbing-window", os.MFD_CLOEXEC)
-    os.ftruncate(fd, stride * height)
-    with mmap.mmap(fd, stride * height) as data:
-        data[:] = bytes([colour[2], colour[1], colour[0], 0xff]) * (width * height)
-    pool = shm.create_pool(fd, stride * height)
-    os.close(fd)
-    made = pool.create_buffer(0, width, height, stride, WlShm.format.xrgb8888.value)
-    pool.destroy()
-    keep.append(made)
-    surface.attach(made, 0, 0)
+    surface.attach(client.buffer(shm, WlShm, width, height, colour), 0, 0)
     surface.damage_buffer(0, 0, width, height)
     surface.commit()
 

@@ -11,8 +11,6 @@ wayland.xml, xdg-shell, viewporter and carrel-assessment-v1. Every pixel it
 draws is COLOUR (rrggbb). What it did goes to REPORT_FILE, a line each;
 `attacked` once every attack, the late ones included, is committed."""
 
-import mmap
-import os
 import sys
 import time
 
@@ -21,52 +19,24 @@ COLOUR = bytes.fromhex(sys.argv[2])
 REPORT = sys.argv[3]
 EXAM_PARTICIPANT = sys.argv[5] if len(sys.argv) > 5 and sys.argv[4] == "--exam" else None
 
-from pywayland.client import Display  # noqa: E402
 from carrel_hostile.wayland import WlCompositor, WlShm, WlSubcompositor  # noqa: E402
 from carrel_hostile.xdg_shell import XdgPositioner, XdgWmBase  # noqa: E402
 from carrel_hostile.viewporter import WpViewporter  # noqa: E402
 from carrel_hostile.carrel_assessment_v1 import CarrelAssessmentManagerV1  # noqa: E402
+from wayland_test_client import TestClient  # noqa: E402
 
-
-def note(line):
-    with open(REPORT, "a") as f:
-        f.write(line + "\n")
-
-
-display = Display()
-display.connect()
-registry = display.get_registry()
-names = {}
-registry.dispatcher["global"] = lambda _r, name, interface, version: names.__setitem__(interface, (name, version))
-display.roundtrip()
-
-
-def bind(cls, version):
-    name, advertised = names[cls.name]
-    return registry.bind(name, cls, min(version, advertised))
-
-
+client = TestClient(REPORT)
+note, bind, keep, display = client.note, client.bind, client.keep, client.display
 compositor = bind(WlCompositor, 4)
 shm = bind(WlShm, 1)
 subcompositor = bind(WlSubcompositor, 1)
 wm_base = bind(XdgWmBase, 2)
 wm_base.dispatcher["ping"] = lambda base, serial: base.pong(serial)
-viewporter = bind(WpViewporter, 1) if WpViewporter.name in names else None
-keep = []
+viewporter = bind(WpViewporter, 1) if WpViewporter.name in client.names else None
 
 
 def buffer(width, height):
-    stride = width * 4
-    fd = os.memfd_create("hostile-window", os.MFD_CLOEXEC)
-    os.ftruncate(fd, stride * height)
-    with mmap.mmap(fd, stride * height) as data:
-        data[:] = bytes([COLOUR[2], COLOUR[1], COLOUR[0], 0xff]) * (width * height)  # xrgb8888
-    pool = shm.create_pool(fd, stride * height)
-    os.close(fd)
-    made = pool.create_buffer(0, width, height, stride, WlShm.format.xrgb8888.value)
-    pool.destroy()
-    keep.append(made)
-    return made
+    return client.buffer(shm, WlShm, width, height, COLOUR)
 
 
 def paint(surface, width, height, scale=1):
