@@ -480,7 +480,9 @@ class CarrelFactory:
         audit = audit_log or self.logdir / f"carrel{index}-audit.jsonl"
         argv += ["--audit-log", str(audit)]
         # Carrel's machine-readable trace: what tests assert on (Carrel.trace).
-        trace = self.logdir / f"carrel{index}-trace.jsonl"
+        # Beside the audit log, which the test made writable for the user
+        # Carrel runs as (the privileged tests run it as another user).
+        trace = audit.parent / f"carrel{index}-trace.jsonl"
         argv += ["--trace", str(trace)]
         for name in waive:
             argv += ["--waive-precondition", name]

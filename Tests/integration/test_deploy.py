@@ -77,6 +77,12 @@ def unit_sections(path: Path) -> configparser.ConfigParser:
     return unit
 
 
+# A mount can fail (ENOENT) while a lower directory changes under it: a package
+# being installed elsewhere on the machine edits /etc. Tried again for up to 10 s.
+OVERLAY = ('overlay() { n=0; until mount -t overlay overlay -o "lowerdir=$1" "$2"; do '
+           'n=$((n + 1)); [ "$n" -lt 20 ] || return 1; sleep 0.5; done; }')
+
+
 def tiny_dir(prefix: str) -> Path:
     """A short directory under /tmp (sun_path is 108 bytes)."""
     path = Path(tempfile.mkdtemp(prefix=prefix, dir="/tmp"))
@@ -263,9 +269,10 @@ def test_shipped_unit_execstart_runs_as_systemd_would(staged, procs, logdir, log
             else:
                 mkdirs.append(f"mkdir -p {path} && chmod {mode} {path}")
         setup = " && ".join([
-            f"mount -t overlay overlay -o lowerdir={staged}/usr/bin:/usr/bin /usr/bin",
-            f"mount -t overlay overlay -o lowerdir={etc}:/etc /etc",
-            f"mount -t overlay overlay -o lowerdir={varlib}:/var/lib /var/lib",
+            OVERLAY,
+            f"overlay {staged}/usr/bin:/usr/bin /usr/bin",
+            f"overlay {etc}:/etc /etc",
+            f"overlay {varlib}:/var/lib /var/lib",
             "mount -t tmpfs -o mode=0755 tmpfs /run",
             "mount -t tmpfs -o mode=0755 tmpfs /var/log",
             *mkdirs,
@@ -456,9 +463,10 @@ def test_separated_units_execstart_lines_run_as_systemd_would(staged, procs, log
         os.chown(varlib / "carrel", carrel_user.pw_uid, carrel_user.pw_gid)
         setup = "\n".join([
             "set -e",
-            f"mount -t overlay overlay -o lowerdir={staged}/usr/bin:/usr/bin /usr/bin",
-            f"mount -t overlay overlay -o lowerdir={etc}:/etc /etc",
-            f"mount -t overlay overlay -o lowerdir={varlib}:/var/lib /var/lib",
+            OVERLAY,
+            f"overlay {staged}/usr/bin:/usr/bin /usr/bin",
+            f"overlay {etc}:/etc /etc",
+            f"overlay {varlib}:/var/lib /var/lib",
             "mount -t tmpfs -o mode=0755 tmpfs /run",
             "mount -t tmpfs -o mode=0755 tmpfs /var/log",
             # What systemd makes: the helper's RuntimeDirectory (root), the kiosk's
