@@ -644,10 +644,12 @@ def test_the_web_process_killed_hides_the_exam_and_ends_the_session(
     under = descendants(c.pid)
     browsers = [p for p, name in under if name == "carrel-browser"]
     assert len(browsers) == 1, f"carrel-browser under carrel: {under}"
+    # /proc's Name is the first 15 bytes of WebKitWebProcess; the sandbox (bwrap) stands between.
     web = [p for p, name in descendants(browsers[0]) if name.startswith("WebKitWebProces")]
-    assert len(web) == 1, f"not one web process under carrel-browser: {descendants(browsers[0])}"
+    assert web, f"no web process under carrel-browser: {descendants(browsers[0])}"
     requested = len(lms.paths())
-    os.kill(web[0], signal.SIGKILL)
+    for pid in web:
+        os.kill(pid, signal.SIGKILL)
 
     assert h.wait_until(lambda: "event ended" in lines(c.stdout_path, NAME), PAGE_TIMEOUT), \
         f"{lines(c.stdout_path, NAME)}\n{c.evidence()}"
