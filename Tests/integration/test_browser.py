@@ -607,6 +607,34 @@ def test_japanese_typed_through_mozc_into_a_web_form_reaches_the_server(
     assert c.alive(), c.evidence()
 
 
+def test_without_allow_input_method_the_web_form_gets_the_plain_keys(
+        carrel, browser_bin, lms, procs, logdir, logs, tmp_path):
+    """The same policy and page, carrel-browser's session not allowing
+    input_method: the engine runs but composes for nobody, and the form posts
+    the romaji as typed."""
+    import urllib.parse
+    from test_input_method import write_policy
+
+    h.require_tool("fcitx5")
+    policy = write_policy(tmp_path, ["mozc"])
+    c, display = x_exam(carrel, browser_bin, lms, procs, logdir, logs, JAPANESE_QUIZ.encode(),
+                        args=["--policy", str(policy)], env={"LANG": "C.UTF-8"})
+    log = lambda: c.stderr_path.read_text(errors="replace")  # noqa: E731
+    assert h.wait_until(lambda: "input method: the engine bound the input method" in log(), PAGE_TIMEOUT), \
+        c.evidence()
+    xdo(display, "type", "--delay", "80", "nihongo")
+    time.sleep(0.5)
+    xdo(display, "key", "Return")
+    posted = lambda: [r for r in lms.requests if r["method"] == "POST" and r["path"] == "/quiz-answer"]  # noqa: E731
+    assert h.wait_until(posted, PAGE_TIMEOUT), \
+        f"the form was never posted: requests {lms.paths()}; {lines(c.stdout_path, NAME)}\n{c.evidence()}"
+    answer = urllib.parse.parse_qs(posted()[0]["body"].decode("ascii"))
+    assert answer == {"answer": ["nihongo"]}, f"the server received {answer}, not the plain keys\n{c.evidence()}"
+    assert not c.trace(effect="deliverKeyToInputMethod", role="app"), \
+        "Carrel gave the exam app's keys to the input method though its session did not allow it"
+    assert c.alive(), c.evidence()
+
+
 def descendants(pid: int) -> list[tuple[int, str]]:
     """(pid, comm) of every descendant of `pid`, from /proc."""
     children: dict[int, list[int]] = {}
