@@ -260,7 +260,8 @@ final class Browser: AssessmentSessionDelegate {
             return 1
         } as @convention(c) (gpointer?, OpaquePointer?, gpointer?) -> gboolean)
         connect(view, "notify::estimated-load-progress", { (_: gpointer?, _: gpointer?, _: gpointer?) in
-            let fraction = webkit_web_view_get_estimated_load_progress(browser.webView)
+            // The blank page that replaces a hidden exam shows no progress.
+            let fraction = browser.examShown ? webkit_web_view_get_estimated_load_progress(browser.webView) : 0
             gtk_progress_bar_set_fraction(OpaquePointer(browser.progress), fraction)
         } as @convention(c) (gpointer?, gpointer?, gpointer?) -> Void)
         connect(view, "load-changed", { (_: gpointer?, event: WebKitLoadEvent, _: gpointer?) in
