@@ -42,6 +42,8 @@ final class Browser: AssessmentSessionDelegate {
     var running = true
     var exitStatus: Int32 = 0
     var afterPaintHandler: gulong = 0
+    /// Set when the web process died during the exam: the notice shown until the window is closed.
+    var examStopped: String?
 
     init(options: Options, configuration: SEBConfiguration, settings: BrowserSettings, extensionPath: String?) {
         self.options = options
@@ -258,7 +260,8 @@ final class Browser: AssessmentSessionDelegate {
             return 1
         } as @convention(c) (gpointer?, OpaquePointer?, gpointer?) -> gboolean)
         connect(view, "notify::estimated-load-progress", { (_: gpointer?, _: gpointer?, _: gpointer?) in
-            let fraction = webkit_web_view_get_estimated_load_progress(browser.webView)
+            // The blank page that replaces a hidden exam shows no progress.
+            let fraction = browser.examShown ? webkit_web_view_get_estimated_load_progress(browser.webView) : 0
             gtk_progress_bar_set_fraction(OpaquePointer(browser.progress), fraction)
         } as @convention(c) (gpointer?, gpointer?, gpointer?) -> Void)
         connect(view, "load-changed", { (_: gpointer?, event: WebKitLoadEvent, _: gpointer?) in
@@ -269,8 +272,7 @@ final class Browser: AssessmentSessionDelegate {
             }
         } as @convention(c) (gpointer?, WebKitLoadEvent, gpointer?) -> Void)
         connect(view, "web-process-terminated", { (_: gpointer?, reason: WebKitWebProcessTerminationReason, _: gpointer?) in
-            say("web process ended (\(reason.rawValue))")
-            if browser.examShown { browser.setStatus("The exam page stopped. Use Reload to load it again.") }
+            browser.webProcessEnded(reason)
         } as @convention(c) (gpointer?, WebKitWebProcessTerminationReason, gpointer?) -> Void)
     }
 
@@ -354,9 +356,37 @@ final class Browser: AssessmentSessionDelegate {
     }
 
     func assessmentSessionDidEnd(_ session: AssessmentSession) {
+        if let stopped = examStopped, !quitting {
+            // The notice stays for the invigilator; closing the window quits.
+            setStatus(stopped)
+            say("event ended")
+            return
+        }
         hideExam("The exam has ended.")
         say("event ended")
         running = false
+    }
+
+    /// The web process that showed the exam died (crashed, killed, out of
+    /// memory). What the student had typed is gone with it, and whatever
+    /// killed it may still be at work: the exam is hidden and its session
+    /// ended, not reloaded. The notice says why; closing the window quits
+    /// (exit 4).
+    func webProcessEnded(_ reason: WebKitWebProcessTerminationReason) {
+        let why: String
+        switch reason {
+        case WEBKIT_WEB_PROCESS_CRASHED: why = "crashed"
+        case WEBKIT_WEB_PROCESS_EXCEEDED_MEMORY_LIMIT: why = "exceeded_memory_limit"
+        default: why = "terminated"
+        }
+        say("web process ended \(why)")
+        guard examShown, !quitting else { return }
+        let notice = "The exam stopped: the page's web process ended (\(why)). The exam has ended on this machine.\n\nAsk the invigilator."
+        examStopped = notice
+        exitStatus = 4
+        hideExam(notice)
+        say("content hidden")
+        if let session, session.isActive { session.end() }
     }
 
     // MARK: - Showing and hiding
@@ -364,6 +394,8 @@ final class Browser: AssessmentSessionDelegate {
     func showExam() {
         examShown = true
         showPage("web")
+        // Keys go to the page (and its text fields to the input method), not to the bar's buttons.
+        gtk_widget_grab_focus(typed(OpaquePointer(webView)))
         say("loading \(settings.startURL)")
         load(settings.startURL)
     }
@@ -610,7 +642,7 @@ final class Browser: AssessmentSessionDelegate {
         guard !quitting else { return }
         quitting = true
         if let session, session.isActive {
-            hideExam("Ending the exam…")
+            hideExam(examStopped ?? "Ending the exam…")
             session.end()
         } else {
             running = false

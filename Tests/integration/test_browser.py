@@ -69,7 +69,7 @@ class LMS:
         class Handler(BaseHTTPRequestHandler):
             def record(self, body: bytes = b"") -> None:
                 with lms.lock:
-                    lms.requests.append({"method": self.command, "path": self.path,
+                    lms.requests.append({"method": self.command, "path": self.path, "body": body,
                                          "headers": {k.lower(): v for k, v in self.headers.items()}})
                     if self.path == "/report":
                         lms.reports.append(json.loads(body))
@@ -520,3 +520,224 @@ def test_a_second_browser_fails_to_begin_says_why_and_never_loads_the_exam(
     assert c.wait_exit() == 0, c.evidence()
     assert lines(first, NAME)[-1] == "event ended", lines(first, NAME)
     assert [p for p in lms.paths() if p == "/quiz.html"] == ["/quiz.html"], f"requests {lms.paths()}"
+
+
+def x_exam(carrel, browser_bin, lms, procs, logdir, logs, page: bytes, extra=(), args=(), env=None):
+    """Carrel nested in Xvfb running carrel-browser as its exam app on `page`
+    (the quiz); returns (carrel, display) once the page has loaded and
+    Carrel's X window has the keyboard (xdotool types into it)."""
+    from test_enforcement import x_windows
+    from test_visual import start_xvfb
+
+    h.require_tool("Xvfb")
+    h.require_tool("xdotool")
+    display = start_xvfb(procs, logdir, logs)
+    lms.pages["/exam.seb"] = seb_xml(lms).encode()
+    lms.pages["/quiz.html"] = page
+    c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), *extra, f"seb://127.0.0.1:{lms.port}/exam.seb"],
+                     backend="x11", env={"DISPLAY": display, **(env or {})}, args=list(args), wait_ready=False)
+    assert h.wait_until(lambda: f"loaded {lms.base}/quiz.html" in lines(c.stdout_path, NAME), PAGE_TIMEOUT), \
+        f"{lines(c.stdout_path, NAME)}\n{c.evidence()}"
+    assert h.wait_until(lambda: x_windows(display), h.CLIENT_TIMEOUT), f"carrel has no X window\n{c.evidence()}"
+    xdo(display, "windowfocus", "--sync", x_windows(display)[0])
+    xdo(display, "mousemove", "640", "400")
+    return c, display
+
+
+def xdo(display: str, *args: str) -> None:
+    subprocess.run(["xdotool", *args], env=h.clean_env({"DISPLAY": display}), check=True, timeout=15,
+                   stdin=subprocess.DEVNULL, capture_output=True)
+
+
+def wait_green(display: str, artifacts_dir, name: str) -> None:
+    """The quiz page (green) fills most of the screen as the X server shows it."""
+    from test_visual import save, screenshot
+    shown = h.wait_until(lambda: green_pixels(screenshot(display)) > 0.8 * 1280 * 720, h.CLIENT_TIMEOUT,
+                         interval=0.25)
+    if not shown:
+        image = screenshot(display)
+        pytest.fail(f"the quiz never filled the screen: {green_pixels(image)} green pixels; "
+                    f"{save(image, artifacts_dir, name)}")
+
+
+# A quiz with one answer field, focused from the start, in a form posted to the LMS.
+JAPANESE_QUIZ = """<!doctype html><html><head><meta charset="utf-8"><title>Quiz</title></head>
+<body style="margin:0;background:#10a030"><form method="post" action="/quiz-answer" accept-charset="utf-8">
+<input id="answer" name="answer" autofocus autocomplete="off" style="font-size:40px;width:90%;margin:40px">
+</form><script>document.getElementById("answer").focus();</script></body></html>"""
+
+
+def test_japanese_typed_through_mozc_into_a_web_form_reaches_the_server(
+        carrel, browser_bin, lms, procs, logdir, logs, tmp_path):
+    """The policy runs fcitx5 with mozc; carrel-browser's session allows
+    input_method (--allow). Romaji typed with real keys into the page's form
+    field compose through GTK 4's text-input-v3 and Carrel's relay into
+    日本語, which the form posts: the server receives exactly that, and
+    Carrel's trace shows the keys given to the input method for the exam
+    app's window."""
+    import urllib.parse
+    from test_input_method import write_policy
+
+    h.require_tool("fcitx5")
+    policy = write_policy(tmp_path, ["mozc"])
+    c, display = x_exam(carrel, browser_bin, lms, procs, logdir, logs, JAPANESE_QUIZ.encode(),
+                        extra=["--allow", "input_method"], args=["--policy", str(policy)],
+                        env={"LANG": "C.UTF-8"})
+    log = lambda: c.stderr_path.read_text(errors="replace")  # noqa: E731
+    # The session (no predictive_text) restarts the engine; the new one grabs
+    # the keyboard and is activated for the page's focused field.
+    restart = "restarting the engine with its own prediction off"
+    assert h.wait_until(lambda: restart in log(), PAGE_TIMEOUT), c.evidence()
+    assert h.wait_until(lambda: "activating the engine" in log()[log().index(restart):]
+                        and "the engine grabbed the keyboard" in log()[log().index(restart):], PAGE_TIMEOUT), \
+        f"the engine was never activated for the page's field\n{c.evidence()}"
+    xdo(display, "type", "--delay", "80", "nihongo")
+    for key in ("space", "Return"):
+        time.sleep(0.5)   # the engine's answer to one key before the next (the result is waited for below)
+        xdo(display, "key", key)
+    time.sleep(0.5)
+    xdo(display, "key", "Return")   # the commit's Return went to mozc; this one submits the form
+    posted = lambda: [r for r in lms.requests if r["method"] == "POST" and r["path"] == "/quiz-answer"]  # noqa: E731
+    assert h.wait_until(posted, PAGE_TIMEOUT), \
+        f"the form was never posted: requests {lms.paths()}; {lines(c.stdout_path, NAME)}\n{c.evidence()}"
+    answer = urllib.parse.parse_qs(posted()[0]["body"].decode("ascii"))
+    assert answer == {"answer": ["日本語"]}, f"the server received {answer}, not 日本語\n{c.evidence()}"
+    assert len(c.trace(effect="deliverKeyToInputMethod", role="app")) >= len("nihongo"), \
+        f"Carrel's trace shows the keys not given to the input method for the exam app\n{c.evidence()}"
+    assert c.alive(), c.evidence()
+
+
+def test_without_allow_input_method_the_web_form_gets_the_plain_keys(
+        carrel, browser_bin, lms, procs, logdir, logs, tmp_path):
+    """The same policy and page, carrel-browser's session not allowing
+    input_method: the engine runs but composes for nobody, and the form posts
+    the romaji as typed."""
+    import urllib.parse
+    from test_input_method import write_policy
+
+    h.require_tool("fcitx5")
+    policy = write_policy(tmp_path, ["mozc"])
+    c, display = x_exam(carrel, browser_bin, lms, procs, logdir, logs, JAPANESE_QUIZ.encode(),
+                        args=["--policy", str(policy)], env={"LANG": "C.UTF-8"})
+    log = lambda: c.stderr_path.read_text(errors="replace")  # noqa: E731
+    assert h.wait_until(lambda: "input method: the engine bound the input method" in log(), PAGE_TIMEOUT), \
+        c.evidence()
+    xdo(display, "type", "--delay", "80", "nihongo")
+    time.sleep(0.5)
+    xdo(display, "key", "Return")
+    posted = lambda: [r for r in lms.requests if r["method"] == "POST" and r["path"] == "/quiz-answer"]  # noqa: E731
+    assert h.wait_until(posted, PAGE_TIMEOUT), \
+        f"the form was never posted: requests {lms.paths()}; {lines(c.stdout_path, NAME)}\n{c.evidence()}"
+    answer = urllib.parse.parse_qs(posted()[0]["body"].decode("ascii"))
+    assert answer == {"answer": ["nihongo"]}, f"the server received {answer}, not the plain keys\n{c.evidence()}"
+    assert not c.trace(effect="deliverKeyToInputMethod", role="app"), \
+        "Carrel gave the exam app's keys to the input method though its session did not allow it"
+    assert c.alive(), c.evidence()
+
+
+def descendants(pid: int) -> list[tuple[int, str]]:
+    """(pid, comm) of every descendant of `pid`, from /proc."""
+    children: dict[int, list[int]] = {}
+    comm: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = dict(line.split(":\t", 1) for line in (entry / "status").read_text().splitlines()
+                          if ":\t" in line)
+        except OSError:
+            continue
+        children.setdefault(int(fields.get("PPid", "0")), []).append(int(entry.name))
+        comm[int(entry.name)] = fields.get("Name", "")
+    found, stack = [], list(children.get(pid, []))
+    while stack:
+        p = stack.pop()
+        found.append((p, comm.get(p, "")))
+        stack += children.get(p, [])
+    return found
+
+
+def test_the_web_process_killed_hides_the_exam_and_ends_the_session(
+        carrel, browser_bin, lms, procs, logdir, logs, artifacts_dir):
+    """The WebKitWebProcess under carrel-browser killed with SIGKILL while the
+    quiz is shown: the page goes from the screen (the X server shows none of
+    it, only carrel-browser's notice), the session ends (Carrel's audit log),
+    nothing of the exam is requested again, and carrel-browser, closed, exits 4."""
+    from test_visual import save, screenshot
+
+    page = (b"<!doctype html><html><body style='margin:0;background:#10a030'>"
+            b"<h1 style='color:#fff'>Question 1</h1></body></html>")
+    c, display = x_exam(carrel, browser_bin, lms, procs, logdir, logs, page)
+    wait_green(display, artifacts_dir, "browser-before-web-process-killed")
+    under = descendants(c.pid)
+    browsers = [p for p, name in under if name == "carrel-browser"]
+    assert len(browsers) == 1, f"carrel-browser under carrel: {under}"
+    # /proc's Name is the first 15 bytes of WebKitWebProcess; the sandbox (bwrap) stands between.
+    web = [p for p, name in descendants(browsers[0]) if name.startswith("WebKitWebProces")]
+    assert web, f"no web process under carrel-browser: {descendants(browsers[0])}"
+    requested = len(lms.paths())
+    for pid in web:
+        os.kill(pid, signal.SIGKILL)
+
+    assert h.wait_until(lambda: "event ended" in lines(c.stdout_path, NAME), PAGE_TIMEOUT), \
+        f"{lines(c.stdout_path, NAME)}\n{c.evidence()}"
+    got = lines(c.stdout_path, NAME)
+    assert got[-3:] == ["web process ended crashed", "content hidden", "event ended"], f"lines {got}"
+    assert audit_story(c) == ["begin", "began", "ended"], f"audit {audit_story(c)}"
+    last = [None]
+
+    def hidden():
+        last[0] = screenshot(display)
+        return green_pixels(last[0], enough=1) == 0
+
+    gone = h.wait_until(hidden, h.CLIENT_TIMEOUT, interval=0.25)
+    png = save(last[0], artifacts_dir, "browser-web-process-killed")
+    assert gone, f"the quiz is still on screen after its web process died: {green_pixels(last[0])} green; {png}"
+    # The notice stays (no exam, no page): still nothing of the quiz after a while.
+    time.sleep(1.0)
+    assert green_pixels(screenshot(display), enough=1) == 0, "the quiz came back"
+    assert c.alive(), f"carrel-browser did not stay with its notice\n{c.evidence()}"
+    assert len(lms.paths()) == requested, f"requested after the crash: {lms.paths()[requested:]}"
+    xdo(display, "key", "ctrl+q")   # with no exam shown there is nothing to guard: it quits
+    assert c.wait_exit() == 4, f"carrel-browser (whose status is Carrel's) did not exit 4\n{c.evidence()}"
+
+
+# A quiz that reports the keys it was given and whether printing began, when "k" is pressed.
+SHORTCUT_QUIZ = """<!doctype html><html><head><meta charset="utf-8"><title>Quiz</title></head>
+<body style="margin:0;background:#10a030"><h1 style="color:#fff">Question 1</h1><script>
+var seen = {keys: [], beforeprint: 0};
+addEventListener("beforeprint", function () { seen.beforeprint++; });
+addEventListener("keydown", function (e) {
+  if (["Control", "Shift", "Alt", "Meta"].indexOf(e.key) < 0) seen.keys.push(e.key);
+  if (e.key === "k") fetch("/report", {method: "POST", body: JSON.stringify(seen)});
+});
+</script></body></html>"""
+
+
+def test_developer_tools_view_source_and_print_shortcuts_do_nothing(
+        carrel, browser_bin, lms, procs, logdir, logs, artifacts_dir):
+    """F12, Ctrl+Shift+I, Ctrl+U and Ctrl+P, pressed with real keys while the
+    quiz is shown and the configuration allows none of them: no inspector,
+    no view-source navigation, no printing (the page sees no beforeprint, nor
+    the keys), nothing requested, the screen as it was; a plain key after
+    them reaches the page."""
+    from test_visual import save, screenshot
+
+    c, display = x_exam(carrel, browser_bin, lms, procs, logdir, logs, SHORTCUT_QUIZ.encode())
+    wait_green(display, artifacts_dir, "browser-shortcuts-before")
+    before = screenshot(display)
+    said, requested = lines(c.stdout_path, NAME), lms.paths()
+    for key in ("F12", "ctrl+shift+i", "ctrl+u", "ctrl+p", "k"):
+        xdo(display, "key", key)
+        time.sleep(0.3)
+    assert h.wait_until(lambda: lms.reports, PAGE_TIMEOUT), \
+        f"the page never saw the plain key: requests {lms.paths()}\n{c.evidence()}"
+    assert lms.reports == [{"keys": ["k"], "beforeprint": 0}], f"the page saw {lms.reports}"
+    assert lms.paths() == requested + ["/report"], f"requested after the shortcuts: {lms.paths()[len(requested):]}"
+    assert lines(c.stdout_path, NAME) == said, \
+        f"carrel-browser acted on a shortcut: {lines(c.stdout_path, NAME)[len(said):]}"
+    after = screenshot(display)
+    if list(after.rgb_rows()) != list(before.rgb_rows()):
+        pytest.fail(f"the screen changed: {save(before, artifacts_dir, 'browser-shortcuts-before')} → "
+                    f"{save(after, artifacts_dir, 'browser-shortcuts-after')}")
+    assert c.alive(), c.evidence()

@@ -102,6 +102,25 @@ def test_install_lays_out_the_tree_and_keeps_an_edited_policy(staged, tmp_path, 
         installed = staged / "usr/bin" / p
         assert installed.is_file() and os.access(installed, os.X_OK), installed
         assert installed.read_bytes() == (bindir() / p).read_bytes(), f"{installed} is not {bindir() / p}"
+    # carrel-browser, when built (test-all's CARREL_BROWSER=1 builds it), with its web
+    # process extension where the installed carrel-browser finds it (../lib/carrel).
+    browser_built = (bindir() / "carrel-browser").is_file()
+    if os.environ.get("CARREL_BROWSER") == "1":
+        assert browser_built, f"CARREL_BROWSER=1 but {bindir() / 'carrel-browser'} was not built"
+    if browser_built:
+        browser = staged / "usr/bin/carrel-browser"
+        extension = staged / "usr/lib/carrel/libCarrelBrowserExtension.so"
+        assert browser.read_bytes() == (bindir() / "carrel-browser").read_bytes(), browser
+        assert extension.read_bytes() == (bindir() / "libCarrelBrowserExtension.so").read_bytes(), extension
+        seb = tmp_path / "exam.seb"
+        seb.write_text('<?xml version="1.0"?><plist version="1.0"><dict><key>startURL</key>'
+                       '<string>https://exam.example.org/</string></dict></plist>')
+        env = {k: v for k, v in os.environ.items() if k != "CARREL_BROWSER_EXTENSION"}
+        r = run([browser, "--keys", seb], env=env, timeout=30)
+        assert r.returncode == 0 and "Config Key: " in r.stdout and "not found" not in r.stdout, \
+            f"the installed carrel-browser did not find its extension:\n{r.stdout}{r.stderr}"
+    else:
+        assert not (staged / "usr/bin/carrel-browser").exists(), "carrel-browser installed though not built"
     unit = staged / "usr/lib/systemd/system/carrel-kiosk.service"
     assert unit.read_text() == (h.REPO / "dist/carrel-kiosk.service").read_text(), "prefix /usr: the unit as shipped"
     assert (staged / "usr/share/wayland-sessions/carrel.desktop").is_file()
