@@ -388,6 +388,60 @@ def test_a_hostile_page_cannot_print_download_open_windows_or_leave_the_web(carr
         f"the page was not where it started after its attempts: {lms.reports}"
 
 
+
+# A page that floods: 300 pop-ups at once, 2000 calls of the SEB JavaScript
+# API, 40 navigations outside the filter in quick succession; then it says
+# where it is and what it got, and leaves through the quit URL.
+FLOOD = """<!doctype html><html><head><meta charset="utf-8"><title>Flood</title></head><body>
+<h1>Question 1</h1>
+<script>
+var report = {opened: 0, callbacks: 0};
+for (var i = 0; i < 300; i++) {
+  try { if (window.open("/elsewhere-popup.html?" + i, "_blank")) report.opened++; } catch (e) {}
+}
+for (var j = 0; j < 2000; j++) window.SafeExamBrowser.security.updateKeys(function () { report.callbacks++; });
+var k = 0;
+(function away() {
+  if (k < 40) { k++; location.href = "/elsewhere.html?" + k; setTimeout(away, 25); return; }
+  setTimeout(function () {
+    report.href = location.href;
+    report.configKey = window.SafeExamBrowser.security.configKey;
+    fetch("/report", {method: "POST", body: JSON.stringify(report)}).then(function () { location.href = "/quit"; });
+  }, 500);
+})();
+</script></body></html>"""
+
+
+def test_a_page_flooding_pop_ups_the_js_api_and_blocked_navigations_is_bounded_and_the_exam_stays(
+        carrel, browser_bin, lms):
+    """300 window.open calls, 2000 updateKeys calls and 40 navigations
+    outside the filter from one page: no pop-up opens, nothing outside the
+    filter is requested, every API call is answered with the same per-page
+    key, the session is never interrupted, the page is still where it
+    started, and the quit URL still ends the session."""
+    lms.pages["/exam.seb"] = seb_xml(lms).encode()
+    lms.pages["/quiz.html"] = FLOOD.encode()
+    lms.pages["/elsewhere.html"] = b"<h1>must never be fetched</h1>"
+    lms.pages["/elsewhere-popup.html"] = b"<h1>must never be fetched</h1>"
+    c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), f"seb://127.0.0.1:{lms.port}/exam.seb"],
+                     wait_ready=False)
+    status = c.wait_exit(timeout=PAGE_TIMEOUT * 2)
+    got = lines(c.stdout_path, NAME)
+    assert status == 0, f"carrel exited {status}; carrel-browser said {got}\n{c.evidence()}"
+    paths = lms.paths()
+    assert not [p for p in paths if p.startswith("/elsewhere")], f"requested outside the filter: {paths}"
+    assert len(lms.reports) == 1, f"reports {lms.reports}; carrel-browser said {got}"
+    seen = lms.reports[0]
+    assert seen["opened"] == 0 and seen["callbacks"] == 2000, seen
+    assert seen["href"] == f"{lms.base}/quiz.html", f"the page was not where it started: {seen}"
+    assert seen["configKey"] == url_hash(f"{lms.base}/quiz.html", expected_config_key(lms)), seen
+    assert not [line for line in got if line.startswith("event interrupted")], f"interrupted: {got}"
+    assert f"quit URL {lms.base}/quit" in got and got[-1] == "event ended", f"lines {got}"
+    # Carrel's own record: one session, begun and ended, never interrupted.
+    assert [e["detail"] for e in c.trace(effect="session") if " interrupted" in e["detail"]] == [], \
+        "Carrel's trace shows an interruption"
+
+
 GREEN = (0x10, 0xa0, 0x30)
 
 
