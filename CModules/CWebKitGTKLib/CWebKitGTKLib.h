@@ -3,3 +3,4 @@
 #include <webkit/webkit.h>
 #include <gtk/gtk.h>
 #include <gdk/wayland/gdkwayland.h>
+#include <glib-unix.h>

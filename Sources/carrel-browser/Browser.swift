@@ -59,6 +59,12 @@ final class Browser: AssessmentSessionDelegate {
 
     func run() -> Int32 {
         gtk_init()
+        // SIGTERM (Carrel stopping its app, or the unit) ends the main loop
+        // like a quit, so the extension's folder is removed on the way out.
+        _ = g_unix_signal_add(SIGTERM, { _ in
+            browser.running = false
+            return 0
+        }, nil)
         buildWebView()
         buildWindow()
         gtk_window_present(window.withMemoryRebound(to: GtkWindow.self, capacity: 1) { $0 })
@@ -178,13 +184,26 @@ final class Browser: AssessmentSessionDelegate {
         // The web process extension is loaded from a directory holding it alone.
         let context = webkit_web_context_new()
         if let path = extensionPath {
-            let dir = (NSTemporaryDirectory() as NSString).appendingPathComponent("carrel-browser-\(getpid())")
-            try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true,
-                                                     attributes: [.posixPermissions: 0o700])
-            // A copy, not a link: WebKit's sandbox shows the web process this
-            // folder and nothing of where a link would point.
-            try? FileManager.default.copyItem(atPath: path, toPath: dir + "/libCarrelBrowserExtension.so")
+            // A fresh folder of its own (mkdtemp: never one a process that
+            // ran before under the same pid left behind, perhaps as another
+            // user), holding a copy, not a link: WebKit's sandbox shows the
+            // web process this folder and nothing of where a link would
+            // point. Without it the exam would have no SEB headers or
+            // JavaScript API, so carrel-browser stops instead.
+            var template = Array((NSTemporaryDirectory() as NSString)
+                .appendingPathComponent("carrel-browser-XXXXXX").utf8CString)
+            guard let made = mkdtemp(&template) else {
+                fail("cannot make a folder for the web process extension in \(NSTemporaryDirectory()): "
+                     + "\(String(cString: strerror(errno))); check TMPDIR is writable", status: 73)
+            }
+            let dir = String(cString: made)
             extensionDirectory = dir
+            do {
+                try FileManager.default.copyItem(atPath: path, toPath: dir + "/libCarrelBrowserExtension.so")
+            } catch {
+                try? FileManager.default.removeItem(atPath: dir)
+                fail("cannot copy the web process extension \(path) into \(dir): \(error)", status: 73)
+            }
             webkit_web_context_set_web_process_extensions_directory(context, dir)
             let children: [OpaquePointer?] = [g_variant_new_string(configKey), g_variant_new_string(browserExamKey),
                             g_variant_new_string(appVersion), g_variant_new_boolean(settings.sendBrowserExamKey ? 1 : 0)]
