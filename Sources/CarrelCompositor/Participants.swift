@@ -104,7 +104,8 @@ final class Participants {
 
     /// The helper said its program `id` ended: the participant it was, if any, hears it.
     func helperProgramExited(_ id: UInt64, waitStatus: Int32) {
-        for case let program as HelperLaunchedApp in processes.values where program.isProgram(id) {
+        // A stopped one too: its end is what lets `reap` finish its stop.
+        for case let program as HelperLaunchedApp in Array(processes.values) + dying.map(\.process) where program.isProgram(id) {
             program.exited(waitStatus: waitStatus)
         }
     }
