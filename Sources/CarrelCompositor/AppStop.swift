@@ -10,13 +10,13 @@ import Glibc
 /// owner may be a child of the app.
 ///
 /// A pid alone could name another process by the time a timer fires, so the
-/// process is recognised by its pid and its start time (field 22 of
-/// `/proc/PID/stat`); a process that is gone or not the same is left alone.
+/// process is recognised by its pid and its start time (`ProcessTable`);
+/// a process that is gone or not the same is left alone.
 /// An app the privileged helper started is Carrel's neither by pid nor as a
 /// child: it is signalled through the helper, by the id the helper gave it.
 final class AppStop {
     let pid: pid_t
-    private var startTime = ""
+    private var startTime: UInt64 = 0
     /// Set when the app is the privileged helper's program.
     private var program: HelperLaunchedApp?
     private let grace: Duration
@@ -37,7 +37,7 @@ final class AppStop {
             record("no process to stop: the client's pid \(pid) is \(pid == getpid() ? "Carrel's own" : "not an app's")")
             return nil
         }
-        guard let startTime = Self.startTime(of: pid) else {
+        guard let startTime = ProcessTable.entry(pid)?.startTime else {
             record("no process to stop: pid \(pid) is not running")
             return nil
         }
@@ -75,7 +75,8 @@ final class AppStop {
 
     private var isGone: Bool {
         if let program { return program.hasExited }
-        return Self.startTime(of: pid) != startTime || Self.isZombie(pid)
+        guard let entry = ProcessTable.entry(pid) else { return true }
+        return entry.startTime != startTime || entry.isZombie
     }
 
     /// nil when sent, else why not.
@@ -115,23 +116,5 @@ final class AppStop {
     func cancel() {
         timer?.cancel()
         timer = nil
-    }
-
-    /// The process's start time in clock ticks since boot, as text; nil when
-    /// there is no such process.
-    static func startTime(of pid: pid_t) -> String? {
-        statFields(of: pid).flatMap { $0.count > 19 ? $0[19] : nil }
-    }
-
-    private static func isZombie(_ pid: pid_t) -> Bool {
-        statFields(of: pid)?.first == "Z"
-    }
-
-    /// The fields of `/proc/PID/stat` after the command name (which may hold
-    /// spaces and parentheses, so it is skipped up to the last ')'): state first.
-    private static func statFields(of pid: pid_t) -> [String]? {
-        guard let text = BoundedFile.text("/proc/\(pid)/stat", limit: 4096),
-              let close = text.lastIndex(of: ")") else { return nil }
-        return text[text.index(after: close)...].split(separator: " ").map(String.init)
     }
 }

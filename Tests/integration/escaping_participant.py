@@ -21,6 +21,9 @@ import sys
 import time
 
 REPORT = sys.argv[1]
+# Every process here ends by itself after this, whatever happens to Carrel
+# and the test (a SIGKILLed Carrel leaves the escaped ones to init).
+DEADLINE = time.monotonic() + 90
 OWN = os.environ["WAYLAND_DISPLAY"]
 DIRECTORY = os.path.dirname(OWN)
 
@@ -49,10 +52,10 @@ def knock(path):
         conn.close()
 
 
-def knock_forever(kind):
+def knock_until_deadline(kind):
     note(f"escaped {kind} {os.getpid()}")
     seen = set()
-    while True:
+    while time.monotonic() < DEADLINE:
         for name in sorted(os.listdir(DIRECTORY)):
             path = os.path.join(DIRECTORY, name)
             if path == OWN or not (name == "app" or name.startswith("participant-")):
@@ -65,11 +68,12 @@ def knock_forever(kind):
                 seen.add(line)
                 note(line)
         time.sleep(0.1)
+    os._exit(0)
 
 
 if os.fork() == 0:
     os.setsid()
-    knock_forever("setsid")
+    knock_until_deadline("setsid")
 if os.fork() == 0:
     os.setsid()
     intermediate = os.getpid()
@@ -77,7 +81,7 @@ if os.fork() == 0:
         # Wait until the intermediate has exited: this one is an orphan then.
         while os.getppid() == intermediate:
             time.sleep(0.01)
-        knock_forever("double-fork")
+        knock_until_deadline("double-fork")
     os._exit(0)
-while True:
+while time.monotonic() < DEADLINE:
     time.sleep(1)
