@@ -448,8 +448,9 @@ def test_a_participant_is_started_by_the_helper_as_the_participant_user_in_its_c
     a.send("end s")
     a.expect("session s ended")
     assert h.wait_until(lambda: not programs_named("carrel-paint", machine.subtree), 5), "the participant outlived its session"
-    # Its cgroup goes once the helper says it has ended (the stop does not wait for that).
-    gone = h.wait_until(lambda: f"carrel-{w.carrel.pid}-participant-calc" not in machine.session_cgroups(), 5)
+    # Its cgroup goes once the helper says it has ended (the stop does not wait
+    # for that), retried while the kernel still counts the reaped process in it.
+    gone = h.wait_until(lambda: f"carrel-{w.carrel.pid}-participant-calc" not in machine.session_cgroups(), 12)
     assert gone, f"the participant's cgroup outlived it: {machine.session_cgroups()}"
     w.alive()
 

@@ -114,6 +114,10 @@ final class PrivilegedHelperLink {
                     dispatchTimer?.arm(after: .milliseconds(1))
                     continue
                 }
+                // What came after the answer in the same read (an `exited`
+                // sent right after it, say) waits in the buffer; the socket
+                // will not wake the loop for it again, so the timer does.
+                if !buffer.isEmpty { dispatchTimer?.arm(after: .milliseconds(1)) }
                 switch reply {
                 case .ok(let id): return id
                 case .error(let message): throw ProviderError(message)
@@ -137,7 +141,10 @@ final class PrivilegedHelperLink {
         let deadline = monotonicSeconds() + timeout
         while fd >= 0 {
             while let reply = takeLine() {
-                if case .exited(id, let status) = reply { return Int32(truncatingIfNeeded: status) }
+                if case .exited(id, let status) = reply {
+                    if !buffer.isEmpty { dispatchTimer?.arm(after: .milliseconds(1)) }
+                    return Int32(truncatingIfNeeded: status)
+                }
                 if !reply.isAnswer {
                     pendingEvents.append(reply)
                     dispatchTimer?.arm(after: .milliseconds(1))
@@ -182,6 +189,12 @@ final class PrivilegedHelperLink {
 
     private func readable() {
         guard receive() else { return }
+        dispatchPending()
+    }
+
+    /// Hands on the events read while a request waited and those still in
+    /// the buffer.
+    private func dispatchPending() {
         while let reply = takeLine() {
             if reply.isAnswer {
                 logger.warning("privileged helper: an answer came with no request waiting; ignored")
@@ -189,10 +202,6 @@ final class PrivilegedHelperLink {
                 pendingEvents.append(reply)
             }
         }
-        dispatchPending()
-    }
-
-    private func dispatchPending() {
         let events = pendingEvents
         pendingEvents.removeAll()
         for case .exited(let id, let status) in events {

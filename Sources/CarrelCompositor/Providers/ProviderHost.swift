@@ -165,7 +165,9 @@ final class ProviderHost {
         guard network != nil, keepsNetwork else { return try body() }
         let cgroup: SessionCgroup
         do {
-            cgroup = try SessionCgroup.create(named: SessionCgroup.participantName(id))
+            let name = SessionCgroup.participantName(id)
+            pendingRemovals[name] = nil
+            cgroup = try SessionCgroup.create(named: name)
         } catch {
             throw CompositorError.launch("\(id) keeps the network, but: \(error.message)")
         }
@@ -178,15 +180,51 @@ final class ProviderHost {
     /// helper can kill all it left when Carrel goes.
     func participantCgroup(_ id: String) throws -> String {
         do {
-            return try SessionCgroup.create(named: SessionCgroup.participantName(id)).relativePath
+            let name = SessionCgroup.participantName(id)
+            pendingRemovals[name] = nil
+            return try SessionCgroup.create(named: name).relativePath
         } catch {
             throw CompositorError.launch("participant \(id) needs a cgroup of its own to be started by the privileged helper, but: \(error.message)")
         }
     }
 
-    /// Participant `id` was stopped: its cgroup goes once empty.
+    /// Participant `id` was stopped and reaped: its cgroup goes. The kernel
+    /// may still count a just-reaped process in it for a moment (rmdir says
+    /// EBUSY), so a cgroup not yet empty is tried again from a timer, every
+    /// 50 ms for up to 10 s, never waiting on the loop; starting the
+    /// participant again takes the cgroup back from the retries.
     func participantStopped(_ id: String) {
-        _ = SessionCgroup.remove(relativePath: SessionCgroup.participantName(id))
+        let name = SessionCgroup.participantName(id)
+        if SessionCgroup.remove(relativePath: name) { return }
+        logger.debug("the cgroup of stopped participant \(id) is not empty yet (\(SystemError.current)); trying again")
+        pendingRemovals[name] = monotonicSeconds() + Self.removalBound
+        armRemovals()
+    }
+
+    /// Cgroups of stopped participants still to be removed, with the
+    /// monotonic deadline after which Carrel gives up and says so.
+    private var pendingRemovals: [String: Double] = [:]
+    private var removalTimer: EventLoopTimer?
+    private static let removalBound = 10.0
+
+    private func armRemovals() {
+        if removalTimer == nil {
+            removalTimer = EventLoopTimer(loop: loop) { [unowned self] in retryRemovals() }
+        }
+        removalTimer?.arm(after: .milliseconds(50))
+    }
+
+    private func retryRemovals() {
+        let now = monotonicSeconds()
+        for (name, deadline) in pendingRemovals {
+            if SessionCgroup.remove(relativePath: name) {
+                pendingRemovals[name] = nil
+            } else if now >= deadline {
+                pendingRemovals[name] = nil
+                logger.warning("the cgroup \(SessionCgroup.root)/\(name) of a stopped participant still has processes \(Int(Self.removalBound)) s after it was reaped; it is left in place")
+            }
+        }
+        if !pendingRemovals.isEmpty { armRemovals() }
     }
 
     /// The app's session cgroup (relative to the cgroup root), when the
