@@ -24,6 +24,10 @@ final class Participants {
     var startThroughHelper: ((_ id: String, _ participant: ParticipantPolicy) throws -> LaunchedApp)?
     /// Participant `id` is stopped and reaped.
     var stopped: (_ id: String) -> Void = { _ in }
+    /// Participant `id` is being stopped: everything in its cgroup, if it
+    /// has one, is killed too (what it started as another user, or moved
+    /// out of its tree, which Carrel's own signals cannot reach).
+    var killCgroup: (_ id: String) -> Void = { _ in }
 
     init(roles: ClientRoles, logger: Logger) {
         self.roles = roles
@@ -85,7 +89,7 @@ final class Participants {
 
     /// Stops these participants (those not running are only forgotten):
     /// their connections and sockets closed, then SIGKILL to each and all
-    /// it started, at once and without waiting for it (a participant that
+    /// it started (its process tree, and its cgroup where it has one), at once and without waiting for it (a participant that
     /// ignores SIGTERM cannot hold up the session's end, and nothing of it
     /// runs on after `ended`); SIGCHLD reaps it (`reap`), and only then is
     /// it `stopped` (its network cgroup removed).
@@ -97,6 +101,7 @@ final class Participants {
                 continue
             }
             process.kill()
+            killCgroup(id)
             dying.append((id, process))
             logger.notice("participant \(id) (\(process.label)) stopped: SIGKILL sent to it and everything it started")
         }

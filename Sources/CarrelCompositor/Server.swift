@@ -268,6 +268,7 @@ public final class Server {
             try providerHost.launchParticipant(id, network: participant.network, body)
         }
         participants.stopped = { id in providerHost.participantStopped(id) }
+        participants.killCgroup = { id in providerHost.killParticipantCgroup(id) }
         if let helper {
             participants.startThroughHelper = { [unowned self] id, participant in
                 let cgroup = try providerHost.participantCgroup(id)

@@ -473,6 +473,64 @@ class FifoProcess:
         self.stdout.close()
 
 
+def test_a_helper_started_participants_escaped_processes_end_with_it(
+        carrel, procs, logdir, logs, machine, client_python, pywayland_protocols):
+    """The shipped layout: the helper starts the participant as its own user,
+    so Carrel can signal neither it nor what it starts, and a process that
+    calls setsid or double-forks leaves the process group the helper kills.
+    All of them were born in the participant's cgroup, and Carrel kills that
+    cgroup as it stops the participant: none outlives `ended`, the cgroup
+    goes, and none of them could reach Carrel's private sockets meanwhile."""
+    machine.start_helper()
+    report = machine.app_dir / "escaper.report"
+    # A copy the participant's user can read, wherever the checkout is.
+    script = machine.app_dir / "escaping_participant.py"
+    shutil.copy(Path(__file__).with_name("escaping_participant.py"), script)
+    os.chmod(script, 0o644)
+    policy = machine.carrel_dir / "policy.toml"
+    w_args = ["--policy", str(policy)]
+    # The socket directory is known only once Carrel runs; the escaper reads it from a file.
+    where = machine.app_dir / "sockets"
+    policy.write_text("[participants.escaper]\n"
+                      f"command = [\"/bin/sh\", \"-c\", \"\\\"{h.paint_bin()}\\\" & exec {SYSTEM_PYTHON} "
+                      f"{script} {report} \\\"$(cat {where})\\\"\"]\n")
+    w = PrivilegedWorld(carrel, procs, logdir, logs, client_python, pywayland_protocols, machine, args=w_args)
+    where.write_text(str(Path(w.app_display).parent))
+    os.chmod(where, 0o644)
+    a = w.client("exam")
+    a.map()
+    a.bind(version=2)
+    a.send("config c ; participant c escaper")
+    a.begin(config="c")
+    a.began()
+
+    def lines():
+        return report.read_text().splitlines() if report.exists() else []
+    assert h.wait_until(lambda: all(any(l.startswith(f"{kind} ") and l.endswith(" app") for l in lines())
+                                    for kind in ("setsid", "double-fork")), 15, interval=0.1), \
+        f"the escaped processes did not knock on the app's socket: {lines()}\n{w.log()}"
+    assert not [l for l in lines() if " connected " in l], f"an escaped process reached a private socket: {lines()}"
+    escaped = {int(l.split()[2]): l.split()[1] for l in lines() if l.startswith("escaped ")}
+    assert sorted(escaped.values()) == ["double-fork", "setsid"], escaped
+    cgroup = f"carrel-{w.carrel.pid}-participant-escaper"
+    for pid in escaped:
+        assert f"/{cgroup}\n" in Path(f"/proc/{pid}/cgroup").read_text(), f"pid {pid} is not in {cgroup}"
+        assert status_fields(pid)["Uid"].split()[0] == str(machine.exam.pw_uid)
+    a.send("end s")
+    a.expect("session s ended")
+
+    def alive(pid):
+        try:
+            return status_fields(pid)["State"][0] != "Z"
+        except (OSError, KeyError):
+            return False
+    h.wait_until(lambda: not any(alive(pid) for pid in escaped), 2, interval=0.02)
+    survivors = {pid: kind for pid, kind in escaped.items() if alive(pid)}
+    assert not survivors, f"outlived the session: {survivors}\n{w.log()}"
+    assert h.wait_until(lambda: cgroup not in machine.session_cgroups(), 12), \
+        f"the participant's cgroup outlived it: {machine.session_cgroups()}"
+
+
 def test_end_force_stops_the_helpers_app_through_the_helper(
         carrel, procs, logdir, logs, machine, client_python, pywayland_protocols):
     """The session's owner is the app the helper started (the assessment

@@ -188,6 +188,17 @@ final class ProviderHost {
         }
     }
 
+    /// Participant `id` is being stopped: every process in its cgroup (the
+    /// one the helper started it in, or its network cgroup) is killed at
+    /// once by the kernel (cgroup.kill), whatever user it runs as and
+    /// however it left its process tree. A participant without a cgroup
+    /// has nothing to do here.
+    func killParticipantCgroup(_ id: String) {
+        if let problem = SessionCgroup.kill(relativePath: SessionCgroup.participantName(id)) {
+            logger.error("could not kill what is left of participant \(id) in its cgroup (\(problem)); only its process tree was killed")
+        }
+    }
+
     /// Participant `id` was stopped and reaped: its cgroup goes. The kernel
     /// may still count a just-reaped process in it for a moment (rmdir says
     /// EBUSY), so a cgroup not yet empty is tried again from a timer, every

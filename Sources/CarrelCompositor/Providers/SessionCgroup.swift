@@ -141,6 +141,14 @@ final class SessionCgroup {
     /// Removes the cgroup if it is empty (processes left in it keep it).
     func remove() -> Bool { rmdir(path) == 0 || errno == ENOENT }
 
+    /// Kills every process in the cgroup at `relativePath` (cgroup.kill,
+    /// Linux 5.14); nil when done or when there is no such cgroup, else why not.
+    static func kill(relativePath: String) -> String? {
+        let path = root + "/" + relativePath
+        guard access(path, F_OK) == 0 else { return nil }
+        return write("1", to: path + "/cgroup.kill") ? nil : "\(path)/cgroup.kill: \(SystemError.current)"
+    }
+
     /// Removes a cgroup a previous run left, by its relative path.
     static func remove(relativePath: String) -> Bool {
         guard !relativePath.isEmpty, !relativePath.contains("..") else { return true }
