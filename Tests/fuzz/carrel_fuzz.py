@@ -36,7 +36,10 @@ XMLS = [Path("/usr/share/wayland/wayland.xml"),
         # method) and the input method's own protocol (no fuzzed role sees it:
         # binding it by name must end the connection cleanly).
         Path("/usr/share/wayland-protocols/unstable/text-input/text-input-unstable-v3.xml"),
-        ROOT / "protocols" / "input-method-unstable-v2.xml"]
+        ROOT / "protocols" / "input-method-unstable-v2.xml",
+        # What the on-screen keyboard role is given.
+        ROOT / "protocols" / "wlr-layer-shell-unstable-v1.xml",
+        ROOT / "Tests" / "fuzz" / "virtual-keyboard-unstable-v1.xml"]
 
 
 # ---------------------------------------------------------------- protocol model
@@ -110,10 +113,14 @@ class Closed(Exception):
 class Conn:
     """A raw client connection; reads non-blockingly, parses the events it cares about."""
 
-    def __init__(self, path):
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
-        self.sock.settimeout(2.0)
-        self.sock.connect(path)
+    def __init__(self, path=None, fd=None):
+        if fd is not None:
+            # The connection Carrel made for the program it launched (WAYLAND_SOCKET).
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, fileno=fd)
+        else:
+            self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+            self.sock.settimeout(2.0)
+            self.sock.connect(path)
         self.sock.setblocking(False)
         self.buf = b""
         self.closed = False
@@ -453,8 +460,39 @@ class Fuzzer:
                     return f"RSS grew from {self.rss0} kB to {r} kB"
         return None
 
+    def run_inherited(self):
+        """One connection over WAYLAND_SOCKET, as the program Carrel launched
+        in a role (the on-screen keyboard, the input method): connection K of
+        the seed, K being the number of lines already in the report, so each
+        launch fuzzes the next one and `--connection K` names it. The line
+        it appends says what was sent and how it ended; Carrel's health is
+        for the test that started Carrel to judge."""
+        a = self.args
+        fd = int(os.environ["WAYLAND_SOCKET"])
+        k = a.connection
+        if k is None:
+            k = len(Path(a.report).read_text().splitlines()) if Path(a.report).exists() else 0
+        rng = random.Random(f"{a.seed}:{k}")
+        mode = rng.choice(["garbage", "structured"] if a.mode == "both" else [a.mode])
+        conn = Conn(fd=fd)
+        try:
+            if mode == "garbage":
+                n = garbage(rng, conn, rng.randrange(1, 40))
+            else:
+                n = Structured(rng, conn, self.ifaces, a.trace).run(rng.randrange(10, 300))
+            conn.pump(0.05)
+        except Closed:
+            n = 0
+        globals_seen = sorted({iface for iface, _ in conn.globals.values()})
+        with open(a.report, "a") as f:
+            f.write(f"seed={a.seed} connection={k} mode={mode} messages={n} error={conn.error} "
+                    f"closed={conn.closed} globals={','.join(globals_seen)}\n")
+        conn.close()
+
     def run(self):
         a = self.args
+        if a.inherited:
+            return self.run_inherited()
         roles = ["untrusted", "app"] if a.role == "both" else [a.role]
         roles = [r for r in roles if self.paths[r]]
         if not roles:
@@ -596,7 +634,15 @@ def main():
     p.add_argument("--backtrace", action="store_true", help="on a hang, gdb backtrace of carrel")
     p.add_argument("--trace", action="store_true", help="print every structured request sent")
     p.add_argument("-v", "--verbose", action="store_true")
-    a = p.parse_args()
+    p.add_argument("--inherited", action="store_true",
+                   help="fuzz one connection over WAYLAND_SOCKET (a policy's keyboard or input method command)")
+    p.add_argument("--report", help="with --inherited: the file a line per connection is appended to")
+    # Launched as the input method, Carrel appends fcitx5's own options: ignored.
+    a, unknown = p.parse_known_args()
+    if unknown and not a.inherited:
+        p.error(f"unrecognised arguments: {' '.join(unknown)}")
+    if a.inherited and not (a.report and "WAYLAND_SOCKET" in os.environ and a.seed is not None):
+        p.error("--inherited needs --report FILE, --seed N and WAYLAND_SOCKET (run it as a policy's program)")
     if a.seed is None:
         a.seed = int(time.time())
     if not a.iterations and not a.duration:

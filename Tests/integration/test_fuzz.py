@@ -178,3 +178,50 @@ def test_fuzz_as_a_participant_keeps_carrel_and_the_session_intact(carrel, procs
     exam.send("end s")
     exam.expect("session s ended", what="ended after the participant fuzz run")
     world.alive()
+
+
+KEYBOARD_FUZZ_SESSIONS = 40
+
+
+def test_fuzz_as_the_keyboard_keeps_carrel_and_the_session_intact(carrel, procs, logdir, logs, tmp_path,
+                                                                  client_python, pywayland_protocols):
+    """The wire fuzzer as the policy's on-screen keyboard: Carrel launches it
+    with the one connection it makes for the keyboard (role
+    on_screen_keyboard: the layer shell and the virtual keyboard beside the
+    core globals), once per session that allows the keyboard, and it fuzzes
+    that connection (the next connection of its seed each time). After every
+    session Carrel answers, the exam's session was active throughout, and
+    `end` gives `ended`."""
+    seed = int(time.time())
+    print(f"keyboard fuzz seed: {seed}")
+    report = tmp_path / "keyboard-fuzz.report"
+    policy = tmp_path / "policy.toml"
+    policy.write_text("[on_screen_keyboard]\n"
+                      f"command = [\"{sys.executable}\", \"{FUZZER}\", \"--inherited\", \"--seed\", \"{seed}\", "
+                      f"\"--report\", \"{report}\", \"--mode\", \"both\"]\n")
+    logs.append(("keyboard fuzz report", report))
+    world = World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+                  args=["--policy", str(policy)])
+    exam = world.client("exam")
+    exam.map()
+    exam.bind(version=2)
+    exam.send("config c ; allow c 4")
+    lines = lambda: report.read_text().splitlines() if report.exists() else []  # noqa: E731
+    for index in range(KEYBOARD_FUZZ_SESSIONS):
+        session = f"s{index}"
+        exam.begin(session=session, config="c")
+        exam.began(session)
+        assert h.wait_until(lambda: len(lines()) > index, 20, interval=0.05), \
+            f"session {index}: the keyboard's fuzz connection did not finish: {lines()}\n{world.carrel.evidence()}"
+        world.alive()
+        exam.sync()
+        assert exam.matching(f"session {session} .*") == [f"session {session} began"], exam.lines
+        exam.send(f"end {session}")
+        exam.expect(f"session {session} ended", what=f"ended after keyboard fuzz connection {index}")
+    runs = lines()
+    print("\n".join(runs))
+    # It was the keyboard's connection: the keyboard's globals were there.
+    assert any("zwlr_layer_shell_v1" in line and "zwp_virtual_keyboard_manager_v1" in line for line in runs), runs
+    assert not any("carrel_assessment_manager_v1" in line for line in runs), runs
+    assert sum(" mode=structured " in line for line in runs) >= 3, runs
+    world.alive()
