@@ -253,7 +253,6 @@ public final class Server {
         if let appUser { roles.appSocketOwner = (appUser.uid, appUser.gid) }
         let helper = try connectPrivilegedHelper()
         let appSocket = try roles.openAppSocket(runtimeDirectory: runtimeDirectory)
-        try startInputMethod(runtimeDirectory: runtimeDirectory)
         let providerHost = ProviderHost(policy: policy.providers, runtimeDirectory: runtimeDirectory,
                                         loop: wl_display_get_event_loop(display), logger: logger, helper: helper)
         providerHost.ownerProcess = { [unowned self] owner in roles.process { clientID($0) == owner } }
@@ -277,6 +276,8 @@ public final class Server {
             }
         }
         self.providerHost = providerHost
+        // After the providers: through the helper, the engine starts in a cgroup of Carrel's.
+        try startInputMethod(runtimeDirectory: runtimeDirectory)
 
         guard wlr_backend_start(backend) else {
             throw CompositorError.backend("the backend did not start (no seat, no outputs, or no access to them)")
@@ -338,6 +339,8 @@ public final class Server {
         link.exited = { [unowned self] id, status in
             if let launched = app as? HelperLaunchedApp, launched.isProgram(id) { launched.exited(waitStatus: status) }
             participants.helperProgramExited(id, waitStatus: status)
+            onScreenKeyboard.helperProgramExited(id, waitStatus: status)
+            inputMethodHelperProgramExited(id, waitStatus: status)
             handleChildExit()
         }
         link.lost = { [unowned self] message in
@@ -362,14 +365,46 @@ public final class Server {
 
     /// Asks the helper to start `argv` as `role`'s user in `cgroup`, with
     /// `connection` (closed here) as its Wayland connection.
+    /// Starts the input method or the keyboard through the privileged
+    /// helper when Carrel has one (as that role's user, in the role's cgroup,
+    /// with a private home holding `files`); nil without a helper, and then
+    /// `connection` is still the caller's. With one, `connection` is consumed.
+    func launchThroughHelper(_ role: PrivilegedRequest.SpawnRole, argv: [String], connection: Int32, label: String,
+                             files: [String: String] = [:]) throws -> LaunchedApp? {
+        guard let helper = privilegedHelper else { return nil }
+        let cgroup: String
+        do {
+            guard let providerHost else { throw CompositorError.launch("the \(role.rawValue) cannot be started before the providers are set up") }
+            cgroup = try providerHost.roleCgroup(role)
+        } catch {
+            close(connection)
+            throw error
+        }
+        return try spawnThroughHelper(helper, role: role, argv: argv, cgroup: cgroup, connection: connection,
+                                      label: label, files: files)
+    }
+
+    /// Kills everything left in the input method's or the keyboard's cgroup.
+    func killRoleCgroup(_ role: PrivilegedRequest.SpawnRole) {
+        if let problem = SessionCgroup.kill(relativePath: SessionCgroup.roleName(role)) {
+            logger.error("could not kill what is left of the \(role.rawValue) in its cgroup (\(problem))")
+        }
+    }
+
     private func spawnThroughHelper(_ helper: PrivilegedHelperLink, role: PrivilegedRequest.SpawnRole, argv: [String],
-                                    cgroup: String, connection socket: Int32, label: String) throws -> LaunchedApp {
+                                    cgroup: String, connection socket: Int32, label: String,
+                                    files: [String: String] = [:]) throws -> LaunchedApp {
         // Closing Carrel's copy: on failure that also ends the client made for it.
         defer { close(socket) }
-        let environment = SpawnEnvironment.from(ProcessEnvironment.current())
+        var environment = SpawnEnvironment.from(ProcessEnvironment.current())
+        if role.hasPrivateHome {
+            // Its configuration is in its private home, not where Carrel's is.
+            for name in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"] { environment[name] = nil }
+        }
         let id: UInt64?
         do {
-            id = try helper.request(.spawn(role: role, argv: argv, environment: environment, cgroup: cgroup), passing: socket)
+            id = try helper.request(.spawn(role: role, argv: argv, environment: environment, cgroup: cgroup, files: files),
+                                    passing: socket)
         } catch {
             throw CompositorError.launch(error.message)
         }
@@ -421,7 +456,7 @@ public final class Server {
         var programs: [pid_t: LaunchedProgram] = [:]
         if let pid = app?.childPid { programs[pid] = .app }
         for (pid, id) in participants.childPids { programs[pid] = .participant(id) }
-        for process in [inputMethodProcess, retiringInputMethod].compactMap({ $0 }) { programs[process.pid] = .inputMethod }
+        for pid in [inputMethodProcess, retiringInputMethod].compactMap({ $0?.childPid }) { programs[pid] = .inputMethod }
         for pid in onScreenKeyboard.pids { programs[pid] = .onScreenKeyboard }
         return programs
     }

@@ -10,6 +10,7 @@ import FoundationEssentials
 /// {"request":"network_verify"}
 /// {"request":"network_revert"}
 /// {"request":"spawn","role":"app","argv":["/usr/bin/carrel-demo-exam"],"env":{"LANG":"C.UTF-8"},"cgroup":"..."}
+/// {"request":"spawn","role":"input_method","argv":["/usr/bin/fcitx5"],"env":{},"cgroup":"...","files":{".config/fcitx5/profile":"..."}}
 /// {"request":"signal","id":1,"signal":"TERM"}
 /// {"request":"recover"}
 /// ```
@@ -27,7 +28,12 @@ public enum PrivilegedRequest: Sendable, Hashable {
     case networkRevert
     /// Start `argv` as the role's user in `cgroup` with exactly `environment`
     /// (plus the role user's identity and WAYLAND_SOCKET); answered with the id.
-    case spawn(role: SpawnRole, argv: [String], environment: [String: String], cgroup: String)
+    /// The input method and the keyboard get a fresh private home, made by
+    /// the helper and holding `files` (paths relative to it), removed when
+    /// they end; the app and participants use their user's own home, and
+    /// `files` must be empty for them.
+    case spawn(role: SpawnRole, argv: [String], environment: [String: String], cgroup: String,
+               files: [String: String] = [:])
     /// Send `signal` to the process group of a process this connection spawned.
     case signal(id: UInt64, signal: StopSignal)
     /// Undo what a previous helper left applied (the table).
@@ -36,6 +42,11 @@ public enum PrivilegedRequest: Sendable, Hashable {
     /// Whose user a spawned program runs as (the helper's command line names them).
     public enum SpawnRole: String, Sendable, Hashable, CaseIterable {
         case app, participant
+        case inputMethod = "input_method"
+        case onScreenKeyboard = "on_screen_keyboard"
+
+        /// Whether the helper makes the program a private home of its own.
+        public var hasPrivateHome: Bool { self == .inputMethod || self == .onScreenKeyboard }
     }
 
     /// The signals a compositor may send: the two that stop a program.
@@ -71,11 +82,12 @@ public enum PrivilegedRequest: Sendable, Hashable {
             object["exempt"] = .strings(exempt)
         case .networkVerify, .networkRevert, .recover:
             break
-        case .spawn(let role, let argv, let environment, let cgroup):
+        case .spawn(let role, let argv, let environment, let cgroup, let files):
             object["role"] = .string(role.rawValue)
             object["argv"] = .strings(argv)
             object["env"] = .object(environment)
             object["cgroup"] = .string(cgroup)
+            if !files.isEmpty { object["files"] = .object(files) }
         case .signal(let id, let signal):
             object["id"] = .number(id)
             object["signal"] = .string(signal.rawValue)
@@ -106,6 +118,9 @@ public enum PrivilegedRequest: Sendable, Hashable {
         case "network_apply":
             result = fields.number("session").flatMap { session in
                 fields.strings("exempt", limit: maximumExempt).flatMap { exempt in
+                    if let bad = exempt.first(where: { SessionCgroupName.isNetworkless($0, under: subtree) }) {
+                        return .failure(PrivilegedFailure("network_apply: \"\(shown(bad))\" is the input method's or the keyboard's cgroup, which never keeps the network"))
+                    }
                     if let bad = exempt.first(where: { !SessionCgroupName.isSessionCgroup($0, under: subtree)
                                                        && !InfrastructureExemption.isInfrastructureCgroup($0, subtree: subtree) }) {
                         return .failure(PrivilegedFailure("network_apply: \"\(shown(bad))\" is neither a session cgroup under \(subtree.isEmpty ? "the cgroup root" : subtree) (carrel-PID, carrel-PID-owner or carrel-PID-participant-ID) nor one unit's cgroup in system.slice (system.slice/UNIT.service)"))
@@ -137,7 +152,9 @@ public enum PrivilegedRequest: Sendable, Hashable {
                             if !SessionCgroupName.isSessionCgroup(cgroup, under: subtree) {
                                 return .failure(PrivilegedFailure("spawn: \"\(shown(cgroup))\" is not a session cgroup under \(subtree.isEmpty ? "the cgroup root" : subtree)"))
                             }
-                            return .success(.spawn(role: role, argv: argv, environment: environment, cgroup: cgroup))
+                            return fields.files(for: role).map { files in
+                                .spawn(role: role, argv: argv, environment: environment, cgroup: cgroup, files: files)
+                            }
                         }
                     }
                 }
@@ -214,6 +231,26 @@ public enum PrivilegedRequest: Sendable, Hashable {
             return .success(values)
         }
 
+        /// A spawn's `files`: absent or empty, except for a role with a
+        /// private home, where each is a relative path of plain names.
+        mutating func files(for role: SpawnRole) -> Result<[String: String], PrivilegedFailure> {
+            unused.remove("files")
+            guard let value = object["files"] else { return .success([:]) }
+            guard case .object(let files) = value else { return failure("\"files\" must be an object of strings (path: contents)") }
+            if files.isEmpty { return .success([:]) }
+            guard role.hasPrivateHome else {
+                return failure("\"files\" is only for a role with a private home (input_method, on_screen_keyboard), not \(role.rawValue)")
+            }
+            guard files.count <= maximumFiles else { return failure("\"files\" has \(files.count) entries; the limit is \(maximumFiles)") }
+            for (path, contents) in files.sorted(by: { $0.key < $1.key }) {
+                guard PrivilegedRequest.isHomePath(path) else {
+                    return failure("\"\(shown(path))\" is not a path inside the home: give names of letters, digits, '.', '_' or '-' joined by '/', none of them '.' or '..'")
+                }
+                guard PrivilegedRequest.isPlain(contents) else { return failure("the contents of \(path) are longer than \(maximumValueLength) bytes or hold a NUL") }
+            }
+            return .success(files)
+        }
+
         mutating func environment() -> Result<[String: String], PrivilegedFailure> {
             unused.remove("env")
             guard case .object(let values)? = object["env"] else { return failure("\"env\" must be an object of strings") }
@@ -231,6 +268,20 @@ public enum PrivilegedRequest: Sendable, Hashable {
     /// Whether a value may travel in a request (argv entry, variable value).
     public static func isPlain(_ text: String) -> Bool {
         text.utf8.count <= maximumValueLength && !text.utf8.contains(0)
+    }
+
+    /// The most files a spawn may put into a private home.
+    public static let maximumFiles = 16
+
+    /// Whether `path` names a file inside a private home: relative, at most
+    /// eight names of letters, digits, '.', '_' and '-', none `.` or `..`.
+    public static func isHomePath(_ path: String) -> Bool {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard !parts.isEmpty, parts.count <= 8, path.utf8.count <= 256 else { return false }
+        return parts.allSatisfy { part in
+            !part.isEmpty && part != "." && part != ".."
+                && part.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) }
+        }
     }
 
     /// Whether `name` may name a variable in a spawn's environment.

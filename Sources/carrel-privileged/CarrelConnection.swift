@@ -20,6 +20,11 @@ final class CarrelConnection {
     /// The cgroups the loaded table lets through; nil when none is loaded.
     private var exempt: [String]?
     private var programs: [UInt64: pid_t] = [:]
+    /// The private homes of running programs (the input method's, the
+    /// keyboard's) with their cgroups, by id; and homes whose program has
+    /// ended, removed once nothing of its user is left writing there.
+    private var homes: [UInt64: (home: String, cgroup: String)] = [:]
+    private var leftHomes: [(home: String, cgroup: String, tries: Int)] = []
     private var nextID: UInt64 = 1
 
     init(fd: Int32, peer: pid_t, options: HelperOptions, spawner: ProgramSpawner) {
@@ -96,18 +101,28 @@ final class CarrelConnection {
             if try nftables.delete() { log("recover: deleted the table inet \(options.tableName) a previous run left") }
             exempt = nil
             return .ok(id: nil)
-        case .spawn(let role, let argv, let environment, let cgroup):
+        case .spawn(let role, let argv, let environment, let cgroup, let files):
             guard passed.count == 1 else {
                 throw HelperError("a spawn needs exactly one descriptor with it (the program's Wayland connection, SCM_RIGHTS); \(passed.count) came")
             }
             let connection = passed[0]
+            let user = try spawner.user(for: role)
+            let home = role.hasPrivateHome
+                ? try PrivateHome.make(in: options.homesDirectory, role: role.rawValue, user: user, files: files) : nil
             let spawn = { [spawner] () throws(HelperError) -> pid_t in
-                try spawner.spawn(role: role, argv: argv, environment: environment, connection: connection)
+                try spawner.spawn(as: user, argv: argv, environment: environment, home: home, connection: connection)
             }
-            let pid = try cgroups.spawnInside(cgroup, spawn)
+            let pid: pid_t
+            do {
+                pid = try cgroups.spawnInside(cgroup, spawn)
+            } catch {
+                if let home { _ = PrivateHome.remove(home) }
+                throw error
+            }
             let id = nextID
             nextID += 1
             programs[id] = pid
+            if let home { homes[id] = (home, cgroup) }
             log("started \(role.rawValue) \(PrivilegedRequest.shown(argv[0])) as pid \(pid) (id \(id)) in \(cgroup)")
             return .ok(id: id)
         case .signal(let id, let signal):
@@ -125,8 +140,29 @@ final class CarrelConnection {
         programs[id] = nil
         // What it started in its group goes with it, as when Carrel starts it itself.
         kill(-pid, SIGKILL)
+        // A program with a private home: all of its cgroup too, and then its home.
+        if let (home, cgroup) = homes.removeValue(forKey: id) {
+            _ = DelegatedCgroups.write("1", to: "\(DelegatedCgroups.root)/\(cgroup)/cgroup.kill")
+            leftHomes.append((home, cgroup, 0))
+            removeLeftHomes()
+        }
         send(.exited(id: id, waitStatus: UInt64(UInt32(bitPattern: status))))
         return true
+    }
+
+    /// Removes the homes of ended programs whose cgroup is empty now; one
+    /// still in use after about ten seconds of ticks is left, and logged.
+    func removeLeftHomes() {
+        leftHomes = leftHomes.compactMap { entry in
+            let populated = BoundedFile.text("\(DelegatedCgroups.root)/\(entry.cgroup)/cgroup.events", limit: 4096)?
+                .contains("populated 1") == true
+            if !populated, PrivateHome.remove(entry.home) { return nil }
+            if entry.tries >= 200 {
+                log("could not remove \(entry.home): its user's processes in \(entry.cgroup) kept it; left in place")
+                return nil
+            }
+            return (entry.home, entry.cgroup, entry.tries + 1)
+        }
     }
 
     /// Carrel is gone: the table is deleted, every program it had started is
@@ -144,6 +180,11 @@ final class CarrelConnection {
             log("Carrel's connection closed: killed program \(id) (pid \(pid))")
         }
         for problem in cgroups.removeAll(kill: true) { log("Carrel's connection closed: \(problem)") }
+        for home in homes.values.map(\.home) + leftHomes.map(\.home) where !PrivateHome.remove(home) {
+            log("Carrel's connection closed: could not remove \(home); left in place")
+        }
+        homes.removeAll()
+        leftHomes.removeAll()
         programs.removeAll()
         exempt = nil
         close(fd)

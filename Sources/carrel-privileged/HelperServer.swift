@@ -20,7 +20,21 @@ final class HelperServer {
         guard app.uid != carrel.uid, participant.uid != carrel.uid else {
             throw HelperError("the app and participants must not run as Carrel's user \(carrel.name): they could then signal and trace it; name another user")
         }
-        spawner = ProgramSpawner(app: app, participant: participant)
+        let inputMethod = try options.inputMethodUser.map { (name) throws(HelperError) in try Account(name, for: "--input-method-user") }
+        let keyboard = try options.keyboardUser.map { (name) throws(HelperError) in try Account(name, for: "--keyboard-user") }
+        // Each of these is a user of its own: the engine sees every key, the
+        // keyboard types; neither may signal, trace or enter the files of
+        // Carrel, the app, a participant or each other.
+        let users: [(what: String, account: Account?)] = [
+            ("Carrel's user", carrel), ("the app's user", app), ("the participants' user", participant),
+            ("the input method's user (--input-method-user)", inputMethod), ("the keyboard's user (--keyboard-user)", keyboard)]
+        for (index, role) in users.enumerated().dropFirst(3) {
+            guard let account = role.account else { continue }
+            if let clash = users.enumerated().first(where: { $0.offset != index && $0.element.account?.uid == account.uid }) {
+                throw HelperError("\(role.what), \(account.name), is also \(clash.element.what); give each role a user of its own (useradd --system --no-create-home carrel-input, carrel-keyboard)")
+            }
+        }
+        spawner = ProgramSpawner(app: app, participant: participant, inputMethod: inputMethod, keyboard: keyboard)
     }
 
     func listen() throws(HelperError) {
@@ -81,6 +95,7 @@ final class HelperServer {
             }
             if fds[0].revents != 0 { accept() }
             reap()
+            connection?.removeLeftHomes()
         }
     }
 

@@ -25,13 +25,33 @@ struct ProgramSpawner {
 
     let app: Account
     let participant: Account
+    /// The input method's and the keyboard's users; nil when the helper was
+    /// not given one, and then that role is not started through it.
+    let inputMethod: Account?
+    let keyboard: Account?
 
-    func spawn(role: PrivilegedRequest.SpawnRole, argv: [String], environment: [String: String], connection: Int32) throws(HelperError) -> pid_t {
-        let user = role == .app ? app : participant
+    /// The user `role` runs as; throws when the helper has none for it.
+    func user(for role: PrivilegedRequest.SpawnRole) throws(HelperError) -> Account {
+        switch role {
+        case .app: return app
+        case .participant: return participant
+        case .inputMethod:
+            guard let inputMethod else { throw HelperError("no user for the input method: start carrel-privileged with --input-method-user NAME") }
+            return inputMethod
+        case .onScreenKeyboard:
+            guard let keyboard else { throw HelperError("no user for the on-screen keyboard: start carrel-privileged with --keyboard-user NAME") }
+            return keyboard
+        }
+    }
+
+    /// Starts `argv` as `user`; `home`, when given (a private home), is its
+    /// HOME and XDG_RUNTIME_DIR instead of the user's own home.
+    func spawn(as user: Account, argv: [String], environment: [String: String], home: String?, connection: Int32) throws(HelperError) -> pid_t {
         var variables = environment
         variables["WAYLAND_DISPLAY"] = nil
         variables["WAYLAND_SOCKET"] = "\(Self.waylandFD)"
-        variables["HOME"] = user.home
+        variables["HOME"] = home ?? user.home
+        variables["XDG_RUNTIME_DIR"] = home
         variables["USER"] = user.name
         variables["LOGNAME"] = user.name
         if variables["PATH"] == nil { variables["PATH"] = "/usr/local/bin:/usr/bin:/bin" }

@@ -31,6 +31,9 @@ struct PrivilegedRequestTests {
             .spawn(role: .app, argv: ["/usr/bin/carrel-demo-exam", "--title", "a \"quoted\" word"], environment: ["LANG": "C.UTF-8", "X_1": ""],
                    cgroup: "\(subtree)/carrel-77"),
             .spawn(role: .participant, argv: ["calc"], environment: [:], cgroup: "\(subtree)/carrel-77-participant-calc"),
+            .spawn(role: .inputMethod, argv: ["/usr/bin/fcitx5"], environment: [:], cgroup: "\(subtree)/carrel-77-input-method",
+                   files: [".config/fcitx5/profile": "[Groups/0]\nName=Default\n", ".config/fcitx5/conf/pinyin.conf": "Prediction=False\n"]),
+            .spawn(role: .onScreenKeyboard, argv: ["/usr/bin/wvkbd-mobintl"], environment: [:], cgroup: "\(subtree)/carrel-77-keyboard"),
         ]
         for request in all {
             #expect(try parse(request.line).get() == request, "\(request.line)")
@@ -50,7 +53,14 @@ struct PrivilegedRequestTests {
         (#"{"request":"network_apply","session":1,"exempt":["system.slice/carrel-kiosk.service/carrel-1/../../x"]}"#, "is neither a session cgroup"),
         (#"{"request":"network_apply","session":1,"exempt":["system.slice/carrel-kiosk.service/carrel-x"]}"#, "is neither a session cgroup"),
         (#"{"request":"network_apply","session":1,"exempt":["system.slice/carrel-kiosk.service/carrel-1-participant-a b"]}"#, "is neither a session cgroup"),
-        (#"{"request":"spawn","role":"root","argv":["sh"],"env":{}}"#, "spawn: \"role\" is \"root\"; expected one of app, participant"),
+        (#"{"request":"spawn","role":"root","argv":["sh"],"env":{}}"#, "spawn: \"role\" is \"root\"; expected one of app, participant, input_method, on_screen_keyboard"),
+        (#"{"request":"spawn","role":"app","argv":["a"],"env":{},"cgroup":"system.slice/carrel-kiosk.service/carrel-1","files":{"x":"y"}}"#, "\"files\" is only for a role with a private home"),
+        (#"{"request":"spawn","role":"input_method","argv":["a"],"env":{},"cgroup":"system.slice/carrel-kiosk.service/carrel-1-input-method","files":{"../x":"y"}}"#, "\"../x\" is not a path inside the home"),
+        (#"{"request":"spawn","role":"input_method","argv":["a"],"env":{},"cgroup":"system.slice/carrel-kiosk.service/carrel-1-input-method","files":{"/etc/passwd":"y"}}"#, "is not a path inside the home"),
+        (#"{"request":"spawn","role":"input_method","argv":["a"],"env":{},"cgroup":"system.slice/carrel-kiosk.service/carrel-1-input-method","files":{"a//b":"y"}}"#, "is not a path inside the home"),
+        (#"{"request":"spawn","role":"input_method","argv":["a"],"env":{},"cgroup":"system.slice/carrel-kiosk.service/carrel-1-input-method","files":["a"]}"#, "\"files\" must be an object"),
+        (#"{"request":"network_apply","session":1,"exempt":["system.slice/carrel-kiosk.service/carrel-1-input-method"]}"#, "never keeps the network"),
+        (#"{"request":"network_apply","session":1,"exempt":["system.slice/carrel-kiosk.service/carrel-1-keyboard"]}"#, "never keeps the network"),
         (#"{"request":"spawn","role":"app","argv":[],"env":{}}"#, "spawn: \"argv\" is empty"),
         (#"{"request":"spawn","role":"app","argv":["a"]}"#, "spawn: \"env\" must be an object of strings"),
         (#"{"request":"spawn","role":"app","argv":["a"],"env":{"LD PRELOAD":"x"}}"#, "is not a variable name"),
@@ -74,7 +84,7 @@ struct PrivilegedRequestTests {
         #expect(refusal(line) == "request is \(line.utf8.count) bytes; the limit is \(PrivilegedRequest.maximumLineLength)")
     }
 
-    @Test("session cgroup names: the three forms under the subtree, nothing else")
+    @Test("session cgroup names: the five forms under the subtree, nothing else; the input method's and keyboard's never keep the network")
     func cgroupNames() {
         #expect(SessionCgroupName.isSessionCgroup("a/b/carrel-12", under: "a/b"))
         #expect(SessionCgroupName.isSessionCgroup("carrel-12-owner", under: ""))
@@ -84,6 +94,13 @@ struct PrivilegedRequestTests {
         #expect(!SessionCgroupName.isSessionCgroup("a/b/carrel-", under: "a/b"))
         #expect(!SessionCgroupName.isSessionCgroup("a/b/carrel-12-other", under: "a/b"))
         #expect(!SessionCgroupName.isSessionCgroup("a/b/carrel-12-participant-", under: "a/b"))
+        #expect(SessionCgroupName.isSessionCgroup("a/carrel-12-input-method", under: "a"))
+        #expect(SessionCgroupName.isSessionCgroup("a/carrel-12-keyboard", under: "a"))
+        #expect(SessionCgroupName.isNetworkless("a/carrel-12-input-method", under: "a"))
+        #expect(SessionCgroupName.isNetworkless("a/carrel-12-keyboard", under: "a"))
+        #expect(!SessionCgroupName.isNetworkless("a/carrel-12-participant-x-keyboard", under: "a"))
+        #expect(!SessionCgroupName.isNetworkless("a/carrel-12", under: "a"))
+        #expect(!SessionCgroupName.isSessionCgroup("a/carrel-12-keyboard-2", under: "a"))
         #expect(SessionCgroupName.isSubtree("system.slice/carrel-kiosk.service"))
         #expect(SessionCgroupName.isSubtree(""))
         #expect(!SessionCgroupName.isSubtree("/system.slice"))

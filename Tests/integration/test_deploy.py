@@ -436,6 +436,8 @@ def test_separated_units_execstart_lines_run_as_systemd_would(staged, procs, log
     h.require_tool("nsenter")
     h.require_tool("dbus-run-session")
     carrel_user, exam = account("carrel"), account("exam")
+    # The helper's ExecStart names a user for the input method and one for the keyboard.
+    account("carrel-input"), account("carrel-keyboard")
     helper = unit_sections(staged / "usr/lib/systemd/system/carrel-privileged.service")["Service"]
     kiosk = unit_sections(staged / "usr/lib/systemd/system/carrel-kiosk.service")
     assert kiosk["Service"]["User"] == "carrel" and kiosk["Service"]["Delegate"] == "yes", dict(kiosk["Service"])

@@ -531,6 +531,101 @@ def test_a_helper_started_participants_escaped_processes_end_with_it(
         f"the participant's cgroup outlived it: {machine.session_cgroups()}"
 
 
+def process_of(program: str, user: pwd.struct_passwd) -> int | None:
+    """The pid of a live process running `program` as `user`, if any."""
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and Path(f"/proc/{entry}/exe").resolve().name == program \
+                    and status_fields(int(entry))["Uid"].split()[0] == str(user.pw_uid) \
+                    and status_fields(int(entry))["State"][0] != "Z":
+                return int(entry)
+        except (OSError, KeyError):
+            continue
+    return None
+
+
+def test_the_input_method_and_keyboard_run_as_users_of_their_own(
+        carrel, procs, logdir, logs, machine, client_python, pywayland_protocols):
+    """The shipped layout with fcitx5 as the input method and wvkbd as the
+    keyboard: the helper starts each as its own user (neither Carrel's, the
+    exam's nor each other's), in a cgroup of its own, with a fresh private
+    home (the engine's configuration in it, made by the helper). From each
+    role's user, Carrel, the app and the other role are out of reach:
+    signals, ptrace and /proc/PID/mem are refused, and the other's home
+    cannot be entered. When the session ends the keyboard, its processes and
+    its home are gone; the engine's home goes when Carrel does."""
+    h.require_tool("fcitx5")
+    h.require_tool("wvkbd-mobintl")
+    engine_user, keyboard_user = account("carrel-input"), account("carrel-keyboard")
+    machine.start_helper("--input-method-user", "carrel-input", "--keyboard-user", "carrel-keyboard")
+    policy = machine.carrel_dir / "policy.toml"
+    policy.write_text('[input_method]\ncommand = ["/usr/bin/fcitx5"]\nengines = ["mozc"]\n\n'
+                      '[on_screen_keyboard]\ncommand = ["/usr/bin/wvkbd-mobintl", "-L", "250"]\n')
+    w = PrivilegedWorld(carrel, procs, logdir, logs, client_python, pywayland_protocols, machine,
+                        args=["--policy", str(policy)])
+    assert h.wait_until(lambda: "input method: the engine bound the input method" in w.log(), 20), w.log()
+    a = w.client("exam")
+    a.map()
+    a.bind(version=2)
+    a.send("config c ; allow c 3 ; allow c 4")
+    a.begin(config="c")
+    a.began()
+    assert h.wait_until(lambda: "on-screen keyboard: its layer surface was accepted" in w.log(), 20), w.log()
+    # The session turned prediction off: the engine was restarted with it.
+    assert h.wait_until(lambda: "input method: the engine bound the input method" in w.log().split("prediction off")[-1], 20), w.log()
+    engine = process_of("fcitx5", engine_user)
+    keyboard = process_of("wvkbd-mobintl", keyboard_user)
+    assert engine and keyboard, f"engine {engine}, keyboard {keyboard}\n{w.log()}"
+    homes = {}
+    for pid, cgroup, user in ((engine, "input-method", engine_user), (keyboard, "keyboard", keyboard_user)):
+        assert f"/carrel-{w.carrel.pid}-{cgroup}\n" in Path(f"/proc/{pid}/cgroup").read_text()
+        fields = status_fields(pid)
+        assert int(fields["CapEff"], 16) == 0 and int(fields["CapBnd"], 16) == 0, fields
+        environ = dict(item.split("=", 1) for item in Path(f"/proc/{pid}/environ").read_text().split("\0") if "=" in item)
+        home = Path(environ["HOME"])
+        assert environ.get("XDG_RUNTIME_DIR") == str(home) and home.parent == machine.shared, environ
+        info = home.stat()
+        assert (info.st_uid, info.st_mode & 0o777) == (user.pw_uid, 0o700), (home, oct(info.st_mode))
+        homes[cgroup] = home
+    profile = (homes["input-method"] / ".config" / "fcitx5" / "profile").read_text()
+    assert "Name=mozc" in profile, profile
+    # Each role's user against Carrel, the app and the other role.
+    for user, other, other_home in ((engine_user, keyboard, homes["keyboard"]), (keyboard_user, engine, homes["input-method"])):
+        for target in (w.carrel.pid, w.app_pid, other):
+            out = run(["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--init-groups",
+                       SYSTEM_PYTHON, "-c", ATTACKS, str(target)]).stdout
+            result = json.loads(out)
+            assert result == {"kill0": "EPERM", "term": "EPERM", "ptrace": "EPERM", "mem": "EACCES"}, (user.pw_name, target, result)
+        entered = run(["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--init-groups",
+                       "ls", str(other_home)], check=False)
+        assert entered.returncode != 0 and "Permission denied" in entered.stderr, (user.pw_name, entered)
+    a.send("end s")
+    a.expect("session s ended")
+    assert h.wait_until(lambda: not process_of("wvkbd-mobintl", keyboard_user), 5), "the keyboard outlived its session"
+    assert h.wait_until(lambda: not homes["keyboard"].exists(), 5), f"the keyboard's home {homes['keyboard']} was left"
+    # Prediction is back on between sessions: a new engine, and a new home.
+    assert h.wait_until(lambda: process_of("fcitx5", engine_user), 10), "the engine runs between sessions"
+    assert not homes["input-method"].exists(), "the restarted engine's old home was left"
+    engine_home = Path(dict(item.split("=", 1) for item in Path(f"/proc/{process_of('fcitx5', engine_user)}/environ")
+                            .read_text().split("\0") if "=" in item)["HOME"])
+    w.carrel.signal(signal.SIGTERM)
+    w.carrel.wait_exit()
+    assert h.wait_until(lambda: not process_of("fcitx5", engine_user), 5), "the engine outlived Carrel"
+    assert h.wait_until(lambda: not engine_home.exists(), 5), f"the engine's home {engine_home} was left"
+
+
+def test_each_role_needs_a_user_of_its_own(machine, procs):
+    """A role's user that is also another role's, Carrel's or the app's
+    stops the helper at start, with a message saying which."""
+    account("carrel-input")
+    for extra, says in ((["--input-method-user", "exam"], "is also the app's user"),
+                        (["--keyboard-user", "carrel"], "is also Carrel's user"),
+                        (["--input-method-user", "carrel-input", "--keyboard-user", "carrel-input"], "carrel-input, is also the keyboard's user")):
+        out = machine.ns.exec(["unshare", "-m", "sh", "-c", MOUNT + 'exec "$0" "$@"', privileged_bin(),
+                               "--socket", str(machine.socket), "--cgroup-subtree", machine.subtree, *extra], check=False)
+        assert out.returncode != 0 and says in out.stderr, (extra, out)
+
+
 def test_end_force_stops_the_helpers_app_through_the_helper(
         carrel, procs, logdir, logs, machine, client_python, pywayland_protocols):
     """The session's owner is the app the helper started (the assessment

@@ -14,11 +14,12 @@ final class OnScreenKeyboardHost {
     /// Above the app layer, below the curtains: the band.
     private let layer: UnsafeMutablePointer<wlr_scene_tree>
     private var listeners = ListenerBag()
-    private var process: AppProcess?
+    private var process: LaunchedApp?
     /// Keyboards stopped (SIGKILL sent) and not yet reaped.
-    private var dying: [AppProcess] = []
-    /// The keyboard's pids: the running one's, and any stopped one's not yet reaped.
-    var pids: [pid_t] { (process.map { [$0] } ?? []).map(\.pid) + dying.map(\.pid) }
+    private var dying: [LaunchedApp] = []
+    /// The keyboard's pids when Carrel started it itself: the running
+    /// one's, and any stopped one's not yet reaped.
+    var pids: [pid_t] { ((process.map { [$0] } ?? []) + dying).compactMap(\.childPid) }
     private var surface: OnScreenKeyboardSurface?
 
     init(server: Server, above appLayer: UnsafeMutablePointer<wlr_scene_tree>, logger: Logger) {
@@ -53,10 +54,17 @@ final class OnScreenKeyboardHost {
     private func start(_ command: [String]) {
         do {
             let socket = try server.roles.connect(.onScreenKeyboard)
+            // With the privileged helper: as the keyboard's own user, in a
+            // cgroup of its own, with a private home and runtime directory.
+            if let launched = try server.launchThroughHelper(.onScreenKeyboard, argv: command, connection: socket,
+                                                             label: "on-screen keyboard") {
+                process = launched
+                return
+            }
             defer { close(socket) }
             // No session bus: the keyboard reaches nothing but Carrel's socket.
-            // It runs as Carrel's user: wvkbd as nobody cannot make its
-            // buffers in Carrel's runtime directory (see docs/DEPLOY.md).
+            // Without the helper it runs as Carrel's user: wvkbd as nobody
+            // cannot make its buffers in Carrel's runtime directory.
             process = try AppProcess.launch(command, connection: .connectedSocket(socket),
                                             environment: ["DBUS_SESSION_BUS_ADDRESS": nil], logger: logger,
                                             label: "on-screen keyboard", ownProcessGroup: true)
@@ -76,8 +84,9 @@ final class OnScreenKeyboardHost {
         self.process = nil
         // At once, without waiting: SIGCHLD reaps it (`reap`).
         process.kill()
+        server.killRoleCgroup(.onScreenKeyboard)
         dying.append(process)
-        logger.notice("on-screen keyboard (pid \(process.pid)) stopped: SIGKILL sent to it and everything it started")
+        logger.notice("on-screen keyboard (\(process.label)) stopped: SIGKILL sent to it and everything it started")
     }
 
     /// SIGCHLD: the keyboard ended on its own (its band goes with its
@@ -89,7 +98,15 @@ final class OnScreenKeyboardHost {
         self.process = nil
         endedInSession = true
         server.roles.disconnectClients(of: .onScreenKeyboard)
-        logger.warning("on-screen keyboard (pid \(process.pid)) ended: \(status); the session goes on without it")
+        server.killRoleCgroup(.onScreenKeyboard)
+        logger.warning("on-screen keyboard (\(process.label)) ended: \(status); the session goes on without it")
+    }
+
+    /// The helper said its program `id` ended: the keyboard it was, if any, hears it.
+    func helperProgramExited(_ id: UInt64, waitStatus: Int32) {
+        for case let program as HelperLaunchedApp in (process.map { [$0] } ?? []) + dying where program.isProgram(id) {
+            program.exited(waitStatus: waitStatus)
+        }
     }
 
     // MARK: - Its surface

@@ -188,6 +188,17 @@ final class ProviderHost {
         }
     }
 
+    /// With the privileged helper: the cgroup the input method or the
+    /// keyboard is started in (made here in Carrel's delegated cgroup), so
+    /// that everything it starts can be killed with it.
+    func roleCgroup(_ role: PrivilegedRequest.SpawnRole) throws -> String {
+        do {
+            return try SessionCgroup.create(named: SessionCgroup.roleName(role)).relativePath
+        } catch {
+            throw CompositorError.launch("the \(role.rawValue) needs a cgroup of its own to be started by the privileged helper, but: \(error.message)")
+        }
+    }
+
     /// Participant `id` is being stopped: every process in its cgroup (the
     /// one the helper started it in, or its network cgroup) is killed at
     /// once by the kernel (cgroup.kill), whatever user it runs as and

@@ -43,6 +43,11 @@ final class SessionCgroup {
     static var appName: String { named("carrel-\(getpid())") }
     /// The cgroup of this run for the process owning an app-requested lock.
     static var ownerName: String { named("carrel-\(getpid())-owner") }
+    /// The cgroup of the input method or the keyboard of this run, when the
+    /// privileged helper starts them.
+    static func roleName(_ role: PrivilegedRequest.SpawnRole) -> String {
+        named("carrel-\(getpid())-\(role == .inputMethod ? "input-method" : "keyboard")")
+    }
     /// The cgroup of participant `id` of this run, when it keeps the network.
     static func participantName(_ id: String) -> String {
         named(ParticipantNetwork.cgroupName(run: getpid(), participant: id))

@@ -6,20 +6,38 @@ import Logging
 /// The policy's input method (fcitx5) as Carrel runs it: a configuration of
 /// its own in a private HOME (the profile offering the policy's engines, the
 /// first active from the start), connected through its own socket pair
-/// (WAYLAND_SOCKET), with no X display and no D-Bus frontends, watched by its pid.
+/// (WAYLAND_SOCKET), with no X display and no D-Bus frontends, watched by its
+/// pid; or, with the privileged helper, started by it as the input method's
+/// own user with a private home holding the same configuration.
 ///
 /// fcitx5 5.0 runs headless on Wayland with only these addons: `wayland`
 /// and `waylandim` (input-method-v2, keyboard grab, virtual keyboard),
 /// `classicui` (the candidate popup through input-popup-surface-v2),
 /// `keyboard`, and the engines; nothing needs a D-Bus session bus.
 final class InputMethodProcess {
+    /// Its pid when Carrel started it itself (0 when the helper did).
     let pid: pid_t
+    /// The program the helper started, when it did.
+    let launched: HelperLaunchedApp?
     private var exited = false
     /// What it had started when its stop began, process group or not: ended
     /// with it (a child that called setsid is in no group of its).
     private var family: [ProcessTable.Entry] = []
 
-    private init(pid: pid_t) { self.pid = pid }
+    private init(pid: pid_t) {
+        self.pid = pid
+        launched = nil
+    }
+
+    init(helperLaunched: HelperLaunchedApp) {
+        pid = 0
+        launched = helperLaunched
+    }
+
+    /// Its pid when it is Carrel's own child.
+    var childPid: pid_t? { launched == nil ? pid : nil }
+    /// How the log names it.
+    var label: String { launched?.label ?? "pid \(pid)" }
 
     /// The addons fcitx5 loads: its Wayland frontend, its popup, plain keys,
     /// and the engines' own addons (pinyin needs its helper and punctuation).
@@ -35,23 +53,9 @@ final class InputMethodProcess {
         return addons.filter { seen.insert($0).inserted }
     }
 
-    /// Writes fcitx5's profile and global configuration under `home`
-    /// (XDG_CONFIG_HOME is `home/.config`).
-    static func prepareConfiguration(home: String, engines: [String], prediction: Bool, user: HelperUser?) throws {
-        let fcitx = "\(home)/.config/fcitx5"
-        let directories = [home, "\(home)/.config", "\(home)/.config/mozc", "\(home)/.local", "\(home)/.local/share", fcitx, "\(fcitx)/conf"]
-        for directory in directories {
-            guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
-                throw CompositorError.launch("input method: cannot create \(directory): \(SystemError.current)")
-            }
-        }
-        defer {
-            if let user {
-                for path in directories + ["\(fcitx)/profile", "\(fcitx)/config", "\(fcitx)/conf/pinyin.conf"] {
-                    _ = chown(path, user.uid, user.gid)
-                }
-            }
-        }
+    /// fcitx5's profile, global configuration and pinyin's, by path relative
+    /// to its HOME (XDG_CONFIG_HOME is `HOME/.config`).
+    static func configurationFiles(engines: [String], prediction: Bool) -> [String: String] {
         var profile = "[Groups/0]\nName=Default\nDefault Layout=us\nDefaultIM=\(engines.first ?? "keyboard-us")\n\n"
         for (index, name) in (["keyboard-us"] + engines).enumerated() {
             profile += "[Groups/0/Items/\(index)]\nName=\(name)\nLayout=\n\n"
@@ -76,11 +80,36 @@ final class InputMethodProcess {
             ShowInputMethodInformation=False
 
             """
-        try write(profile, to: "\(fcitx)/profile")
-        try write(config, to: "\(fcitx)/config")
         // Pinyin's own prediction (words after each commit), as the session
         // allows predictive_text; fcitx5 reads it at start.
-        try write("Prediction=\(prediction ? "True" : "False")\n", to: "\(fcitx)/conf/pinyin.conf")
+        return [".config/fcitx5/profile": profile, ".config/fcitx5/config": config,
+                ".config/fcitx5/conf/pinyin.conf": "Prediction=\(prediction ? "True" : "False")\n"]
+    }
+
+    /// The addon options Carrel appends to the policy's command.
+    static func command(_ policy: InputMethodPolicy) -> [String] {
+        policy.command + ["--disable=all", "--enable=\(addons(for: policy.engines).joined(separator: ","))"]
+    }
+
+    /// Writes `configurationFiles` under `home`.
+    static func prepareConfiguration(home: String, engines: [String], prediction: Bool, user: HelperUser?) throws {
+        let fcitx = "\(home)/.config/fcitx5"
+        let directories = [home, "\(home)/.config", "\(home)/.config/mozc", "\(home)/.local", "\(home)/.local/share", fcitx, "\(fcitx)/conf"]
+        for directory in directories {
+            guard mkdir(directory, 0o700) == 0 || errno == EEXIST else {
+                throw CompositorError.launch("input method: cannot create \(directory): \(SystemError.current)")
+            }
+        }
+        defer {
+            if let user {
+                for path in directories + ["\(fcitx)/profile", "\(fcitx)/config", "\(fcitx)/conf/pinyin.conf"] {
+                    _ = chown(path, user.uid, user.gid)
+                }
+            }
+        }
+        for (path, text) in configurationFiles(engines: engines, prediction: prediction) {
+            try write(text, to: "\(home)/\(path)")
+        }
     }
 
     private static func write(_ text: String, to path: String) throws {
@@ -106,7 +135,7 @@ final class InputMethodProcess {
             "HOME": home, "XDG_CONFIG_HOME": "\(home)/.config", "XDG_DATA_HOME": "\(home)/.local/share",
             "DBUS_SESSION_BUS_ADDRESS": nil,
         ]
-        let engine = policy.command + ["--disable=all", "--enable=\(addons(for: policy.engines).joined(separator: ","))"]
+        let engine = command(policy)
         let command = user.map { $0.wrap(engine) } ?? engine
         let pid: pid_t
         do {
@@ -123,6 +152,7 @@ final class InputMethodProcess {
 
     /// Reaps the process if it has ended; nil while it runs.
     func reap() -> AppExit? {
+        if let launched { return launched.reap() }
         guard !exited else { return nil }
         var status: Int32 = 0
         guard waitpid(pid, &status, WNOHANG) == pid else { return nil }
@@ -136,6 +166,10 @@ final class InputMethodProcess {
     /// Asks it and what it started to end (SIGTERM to its process group)
     /// without waiting: SIGCHLD tells when it has, `reap` collects it.
     func beginStopping() {
+        if let launched {
+            _ = launched.signal(.term)
+            return
+        }
         guard !exited else { return }
         family = ProcessTable.descendants(of: pid)
         kill(-pid, SIGTERM)
@@ -143,6 +177,7 @@ final class InputMethodProcess {
 
     /// It did not end in time after `beginStopping`: SIGKILL to its group.
     func forceStop() {
+        if let launched { return launched.kill() }
         guard !exited else { return }
         kill(-pid, SIGKILL)
         ProcessTable.kill(family)
@@ -151,6 +186,7 @@ final class InputMethodProcess {
     /// Ends it and what it started, waiting (Carrel is stopping: SIGTERM,
     /// then SIGKILL after a second).
     func terminate() {
+        if let launched { return launched.terminate(grace: 1.0) }
         if !exited { family = ProcessTable.descendants(of: pid) }
         defer { ProcessTable.kill(family) }
         kill(-pid, SIGTERM)

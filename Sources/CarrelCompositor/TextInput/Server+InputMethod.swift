@@ -24,6 +24,17 @@ extension Server {
     /// /tmp, owned by that user, mode 0700.
     func startInputMethod(runtimeDirectory: String) throws {
         guard desk.policy.inputMethod != nil else { return }
+        // Through the helper, its home is the helper's to make, afresh each
+        // launch; a helper not answering yet is tried again as after a crash.
+        if privilegedHelper != nil {
+            do {
+                try launchInputMethod()
+            } catch {
+                logger.error("\(error)")
+                drive { $0.inputMethodExited("could not launch: \(error)", now: AssessmentService.now()) }
+            }
+            return
+        }
         let user = HelperUser.whenRoot()
         var template = Array((user == nil ? "\(runtimeDirectory)/carrel-input-method-XXXXXX" : "/tmp/carrel-input-method-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else {
@@ -39,7 +50,19 @@ extension Server {
     }
 
     private func launchInputMethod() throws {
-        guard let policy = desk.policy.inputMethod, let home = inputMethodDirectory else { return }
+        guard let policy = desk.policy.inputMethod else { return }
+        if privilegedHelper != nil {
+            let prediction = desk.enginePredictionAllowed
+            let socket = try roles.connect(.inputMethod)
+            let files = InputMethodProcess.configurationFiles(engines: policy.engines, prediction: prediction)
+            guard let launched = try launchThroughHelper(.inputMethod, argv: InputMethodProcess.command(policy), connection: socket,
+                                                         label: "input method", files: files) as? HelperLaunchedApp else { return }
+            inputMethodProcess = InputMethodProcess(helperLaunched: launched)
+            logger.notice("input method \(policy.command[0]) with engines \(policy.engines.joined(separator: ", ")), prediction \(prediction ? "on" : "off"), through the privileged helper")
+            decide { $0.inputMethodLaunched(now: AssessmentService.now(), prediction: prediction) }
+            return
+        }
+        guard let home = inputMethodDirectory else { return }
         let socket = try roles.connect(.inputMethod)
         defer { close(socket) }
         let prediction = desk.enginePredictionAllowed
@@ -63,12 +86,13 @@ extension Server {
         retiringInputMethod = process
         roles.disconnectClients(of: .inputMethod)
         process.beginStopping()
-        logger.info("input method: stopping pid \(process.pid); the new engine starts when it has ended")
+        logger.info("input method: stopping \(process.label); the new engine starts when it has ended")
         if inputMethodStopTimer == nil {
             inputMethodStopTimer = EventLoopTimer(loop: wl_display_get_event_loop(display)) { [unowned self] in
                 guard let retiring = retiringInputMethod else { return }
-                logger.warning("input method: pid \(retiring.pid) did not end within \(Self.inputMethodStopGrace.secondsText) of SIGTERM; killing it")
+                logger.warning("input method: \(retiring.label) did not end within \(Self.inputMethodStopGrace.secondsText) of SIGTERM; killing it")
                 retiring.forceStop()
+                if retiring.launched != nil { killRoleCgroup(.inputMethod) }
             }
         }
         inputMethodStopTimer?.arm(after: Self.inputMethodStopGrace)
@@ -81,7 +105,8 @@ extension Server {
         guard let retiring = retiringInputMethod, retiring.reap() != nil else { return false }
         retiringInputMethod = nil
         inputMethodStopTimer?.disarm()
-        logger.info("input method: pid \(retiring.pid) ended; launching its replacement")
+        if retiring.launched != nil { killRoleCgroup(.inputMethod) }
+        logger.info("input method: \(retiring.label) ended; launching its replacement")
         do {
             try launchInputMethod()
         } catch {
@@ -97,6 +122,8 @@ extension Server {
         if reapRetiringInputMethod() { return true }
         guard let process = inputMethodProcess, let status = process.reap() else { return false }
         inputMethodProcess = nil
+        // What it left in its cgroup (mozc's server) goes with it.
+        if process.launched != nil { killRoleCgroup(.inputMethod) }
         drive { $0.inputMethodExited(status.description, now: AssessmentService.now()) }
         return true
     }
@@ -113,6 +140,14 @@ extension Server {
             }
         }
         inputMethodTimer?.arm(after: delay)
+    }
+
+    /// The helper said its program `id` ended: the engine (or the one being
+    /// replaced) it was, if any, hears it; SIGCHLD's path then reaps it.
+    func inputMethodHelperProgramExited(_ id: UInt64, waitStatus: Int32) {
+        for process in [inputMethodProcess, retiringInputMethod].compactMap({ $0 }) {
+            if let launched = process.launched, launched.isProgram(id) { launched.exited(waitStatus: waitStatus) }
+        }
     }
 
     /// Carrel is stopping: the engine ends, its configuration goes.
