@@ -384,6 +384,20 @@ public final class Server {
                                       label: label, files: files)
     }
 
+    /// Launches the input method or the keyboard (without the helper) in a
+    /// cgroup of its own where Carrel may make one (`ProviderHost.launchInOwnCgroup`).
+    func launchInOwnCgroup<T>(_ role: PrivilegedRequest.SpawnRole, _ body: () throws -> T) throws -> T {
+        guard let providerHost else { return try body() }
+        return try providerHost.launchInOwnCgroup(SessionCgroup.roleName(role), body)
+    }
+
+    /// The input method or the keyboard ended and was reaped: whatever is
+    /// left in its cgroup is killed, and the cgroup removed once empty.
+    func releaseRoleCgroup(_ role: PrivilegedRequest.SpawnRole) {
+        killRoleCgroup(role)
+        providerHost?.removeWhenEmpty(SessionCgroup.roleName(role))
+    }
+
     /// Kills everything left in the input method's or the keyboard's cgroup.
     func killRoleCgroup(_ role: PrivilegedRequest.SpawnRole) {
         if let problem = SessionCgroup.kill(relativePath: SessionCgroup.roleName(role)) {

@@ -60,7 +60,10 @@ def policy(tmp_path: Path, on_exit: str = "interrupt") -> Path:
         "".join(f"[participants.{name}]\n"
                 f"command = [\"/bin/sh\", \"-c\", \"\\\"{h.paint_bin()}\\\" & exec \\\"{sys.executable}\\\" "
                 f"\\\"{HERE / 'escaping_participant.py'}\\\" \\\"{tmp_path / (name + '.report')}\\\"\"]\n"
-                for name in ("escaper", "escaper2")))
+                for name in ("escaper", "escaper2")) +
+        "[participants.forker]\n"
+        f"command = [\"/bin/sh\", \"-c\", \"\\\"{h.paint_bin()}\\\" & exec \\\"{sys.executable}\\\" "
+        f"\\\"{HERE / 'forking_participant.py'}\\\" \\\"{tmp_path / 'forker.pids'}\\\"\"]\n")
     return path
 
 
@@ -450,4 +453,55 @@ def test_participants_processes_that_leave_their_group_or_tree_reach_no_other_so
     assert not survivors, f"outlived the session: {survivors}\n{world.carrel.evidence()}"
     refused = {entry["socket"] for entry in world.carrel.trace(event="connection_refused")}
     assert refused == {"app", "participant-escaper", "participant-escaper2"}, f"refusals traced: {refused}"
+    world.alive()
+
+
+def test_a_participant_that_keeps_forking_ends_with_its_cgroup(make_world, tmp_path):
+    """A participant starts a runner that forks and exits hundreds of times
+    a second (`forking_participant.py`): any list of its processes is out of
+    date before it can be acted on. Carrel, able to make cgroups here,
+    started the participant in one of its own and kills that cgroup as it
+    stops it: after `ended` no runner generation is alive, and the cgroup is
+    gone. (Unprivileged and undelegated, Carrel cannot make the cgroup, and
+    this runner is exactly what the README says can outlive a stop then.)"""
+    if os.geteuid() != 0:
+        pytest.skip("needs root: an unprivileged Carrel without a delegated cgroup cannot make one per participant")
+    from test_privileged import MOUNT
+    # Carrel as an exam machine runs it: the cgroup v2 hierarchy on /sys/fs/cgroup
+    # (this machine may mount it elsewhere, beside v1's: then in a mount namespace of Carrel's).
+    wrapper = tmp_path / "carrel-with-cgroup2"
+    wrapper.write_text(f"#!/bin/sh\nexec unshare -m sh -c '{MOUNT}exec \"$0\" \"$@\"' {h.carrel_bin()} \"$@\"\n")
+    wrapper.chmod(0o755)
+    old = os.environ.get("CARREL_BIN")
+    os.environ["CARREL_BIN"] = str(wrapper)
+    try:
+        world = make_world()
+    finally:
+        if old is None:
+            os.environ.pop("CARREL_BIN", None)
+        else:
+            os.environ["CARREL_BIN"] = old
+
+    def cgroup_exists() -> bool:
+        return subprocess.run(["unshare", "-m", "sh", "-c", MOUNT + f"test -d /sys/fs/cgroup/{cgroup.name}"]).returncode == 0
+    a = begin_with(world, "forker")
+    a.began()
+    pids = tmp_path / "forker.pids"
+
+    def generations() -> list[int]:
+        return [int(line) for line in pids.read_text().split()] if pids.exists() else []
+    assert h.wait_until(lambda: len(generations()) > 50, 15, interval=0.05), \
+        f"the runner did not get going: {generations()[-5:]}\n{world.carrel.evidence()}"
+    cgroup = Path("/sys/fs/cgroup") / f"carrel-{world.carrel.pid}-participant-forker"
+    assert f"::/{cgroup.name}\n" in Path(f"/proc/{generations()[-1]}/cgroup").read_text() or not alive(generations()[-1]), \
+        f"the runner is not in {cgroup}"
+    a.send("end s")
+    a.expect("session s ended")
+    time.sleep(0.5)
+    count = len(generations())
+    living = [pid for pid in generations()[-20:] if alive(pid)]
+    assert not living, f"runner generations outlived the session: {living}\n{world.carrel.evidence()}"
+    time.sleep(0.3)
+    assert len(generations()) == count, "the runner still forks after the session ended"
+    assert h.wait_until(lambda: not cgroup_exists(), 12), f"{cgroup} outlived its participant"
     world.alive()

@@ -65,9 +65,11 @@ final class OnScreenKeyboardHost {
             // No session bus: the keyboard reaches nothing but Carrel's socket.
             // Without the helper it runs as Carrel's user: wvkbd as nobody
             // cannot make its buffers in Carrel's runtime directory.
-            process = try AppProcess.launch(command, connection: .connectedSocket(socket),
-                                            environment: ["DBUS_SESSION_BUS_ADDRESS": nil], logger: logger,
-                                            label: "on-screen keyboard", ownProcessGroup: true)
+            process = try server.launchInOwnCgroup(.onScreenKeyboard) {
+                try AppProcess.launch(command, connection: .connectedSocket(socket),
+                                      environment: ["DBUS_SESSION_BUS_ADDRESS": nil], logger: logger,
+                                      label: "on-screen keyboard", ownProcessGroup: true)
+            }
         } catch {
             endedInSession = true
             server.roles.disconnectClients(of: .onScreenKeyboard)
@@ -92,13 +94,16 @@ final class OnScreenKeyboardHost {
     /// SIGCHLD: the keyboard ended on its own (its band goes with its
     /// connection; it is not relaunched within the session).
     func reap() {
+        let before = dying.count
         dying.removeAll { $0.reap() != nil }
+        // The last stopped one is gone and none runs: its cgroup goes.
+        if dying.count < before, dying.isEmpty, process == nil { server.releaseRoleCgroup(.onScreenKeyboard) }
         guard let process, let status = process.reap() else { return }
         process.endGroup()
         self.process = nil
         endedInSession = true
         server.roles.disconnectClients(of: .onScreenKeyboard)
-        server.killRoleCgroup(.onScreenKeyboard)
+        if dying.isEmpty { server.releaseRoleCgroup(.onScreenKeyboard) } else { server.killRoleCgroup(.onScreenKeyboard) }
         logger.warning("on-screen keyboard (\(process.label)) ended: \(status); the session goes on without it")
     }
 

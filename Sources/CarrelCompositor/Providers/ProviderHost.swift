@@ -162,16 +162,58 @@ final class ProviderHost {
     /// own (which the ruleset lets through); otherwise where Carrel runs,
     /// which the ruleset does not.
     func launchParticipant<T>(_ id: String, network keepsNetwork: Bool, _ body: () throws -> T) throws -> T {
-        guard network != nil, keepsNetwork else { return try body() }
+        let name = SessionCgroup.participantName(id)
+        guard network != nil, keepsNetwork else { return try launchInOwnCgroup(name, body) }
         let cgroup: SessionCgroup
         do {
-            let name = SessionCgroup.participantName(id)
             pendingRemovals[name] = nil
             cgroup = try SessionCgroup.create(named: name)
         } catch {
             throw CompositorError.launch("\(id) keeps the network, but: \(error.message)")
         }
         return try cgroup.spawnInside(body)
+    }
+
+    /// Launches a program Carrel starts itself (a participant, the input
+    /// method, the keyboard) inside cgroup `name` of its own where Carrel
+    /// may make one (as root, or in a delegated cgroup), so that its stop
+    /// kills all it started, however fast it forks (`cgroup.kill`); where
+    /// it may not, where Carrel runs (its process tree is then followed
+    /// through /proc). The ruleset lets such a cgroup through only when it
+    /// is a participant's that keeps the network.
+    func launchInOwnCgroup<T>(_ name: String, _ body: () throws -> T) throws -> T {
+        pendingRemovals[name] = nil
+        guard let cgroup = try? SessionCgroup.create(named: name) else { return try body() }
+        ownCgroups.insert(name)
+        return try cgroup.spawnInside(body)
+    }
+
+    /// Cgroups made by `launchInOwnCgroup` this run: killed and removed when Carrel stops.
+    private var ownCgroups: Set<String> = []
+
+    /// The program in cgroup `name` was stopped and reaped: the cgroup goes
+    /// once empty (retried from a timer, never waiting).
+    func removeWhenEmpty(_ name: String) {
+        if SessionCgroup.remove(relativePath: name) { return }
+        pendingRemovals[name] = monotonicSeconds() + Self.removalBound
+        armRemovals()
+    }
+
+    /// Carrel is stopping: every cgroup of a program it started itself is
+    /// killed and removed (its processes take a moment to go: up to 0.5 s).
+    func removeOwnCgroups() {
+        let names = ownCgroups.union(pendingRemovals.keys)
+        for name in names { _ = SessionCgroup.kill(relativePath: name) }
+        var left = names
+        let deadline = monotonicSeconds() + 0.5
+        repeat {
+            left = left.filter { !SessionCgroup.remove(relativePath: $0) }
+            if left.isEmpty { break }
+            usleep(10_000)
+        } while monotonicSeconds() < deadline
+        for name in left { logger.warning("the cgroup \(SessionCgroup.root)/\(name) still has processes as Carrel stops; left in place") }
+        ownCgroups.removeAll()
+        pendingRemovals.removeAll()
     }
 
     /// With the privileged helper: the cgroup participant `id` is started in,
@@ -193,6 +235,7 @@ final class ProviderHost {
     /// that everything it starts can be killed with it.
     func roleCgroup(_ role: PrivilegedRequest.SpawnRole) throws -> String {
         do {
+            pendingRemovals[SessionCgroup.roleName(role)] = nil
             return try SessionCgroup.create(named: SessionCgroup.roleName(role)).relativePath
         } catch {
             throw CompositorError.launch("the \(role.rawValue) needs a cgroup of its own to be started by the privileged helper, but: \(error.message)")
@@ -210,17 +253,13 @@ final class ProviderHost {
         }
     }
 
-    /// Participant `id` was stopped and reaped: its cgroup goes. The kernel
-    /// may still count a just-reaped process in it for a moment (rmdir says
-    /// EBUSY), so a cgroup not yet empty is tried again from a timer, every
-    /// 50 ms for up to 10 s, never waiting on the loop; starting the
-    /// participant again takes the cgroup back from the retries.
+    /// Participant `id` was stopped and reaped: its cgroup goes. A process
+    /// of it that cgroup.kill has not yet ended keeps it (rmdir says EBUSY),
+    /// so a cgroup not yet empty is tried again from a timer, every 50 ms for
+    /// up to 10 s, never waiting on the loop; starting the participant again
+    /// takes the cgroup back from the retries.
     func participantStopped(_ id: String) {
-        let name = SessionCgroup.participantName(id)
-        if SessionCgroup.remove(relativePath: name) { return }
-        logger.debug("the cgroup of stopped participant \(id) is not empty yet (\(SystemError.current)); trying again")
-        pendingRemovals[name] = monotonicSeconds() + Self.removalBound
-        armRemovals()
+        removeWhenEmpty(SessionCgroup.participantName(id))
     }
 
     /// Cgroups of stopped participants still to be removed, with the
@@ -243,7 +282,7 @@ final class ProviderHost {
                 pendingRemovals[name] = nil
             } else if now >= deadline {
                 pendingRemovals[name] = nil
-                logger.warning("the cgroup \(SessionCgroup.root)/\(name) of a stopped participant still has processes \(Int(Self.removalBound)) s after it was reaped; it is left in place")
+                logger.warning("the cgroup \(SessionCgroup.root)/\(name) of a stopped program still has processes \(Int(Self.removalBound)) s after it was reaped; it is left in place")
             }
         }
         if !pendingRemovals.isEmpty { armRemovals() }
@@ -284,6 +323,7 @@ final class ProviderHost {
 
     func shutdown() {
         revert()
+        removeOwnCgroups()
         if let cgroup, !cgroup.remove() {
             logger.warning("cgroup \(cgroup.path) still has processes; left in place")
         }

@@ -66,8 +66,10 @@ extension Server {
         let socket = try roles.connect(.inputMethod)
         defer { close(socket) }
         let prediction = desk.enginePredictionAllowed
-        inputMethodProcess = try InputMethodProcess.launch(policy, socket: socket, home: home, prediction: prediction,
-                                                           user: inputMethodUser, logger: logger)
+        inputMethodProcess = try launchInOwnCgroup(.inputMethod) {
+            try InputMethodProcess.launch(policy, socket: socket, home: home, prediction: prediction,
+                                          user: inputMethodUser, logger: logger)
+        }
         decide { $0.inputMethodLaunched(now: AssessmentService.now(), prediction: prediction) }
     }
 
@@ -92,7 +94,7 @@ extension Server {
                 guard let retiring = retiringInputMethod else { return }
                 logger.warning("input method: \(retiring.label) did not end within \(Self.inputMethodStopGrace.secondsText) of SIGTERM; killing it")
                 retiring.forceStop()
-                if retiring.launched != nil { killRoleCgroup(.inputMethod) }
+                killRoleCgroup(.inputMethod)
             }
         }
         inputMethodStopTimer?.arm(after: Self.inputMethodStopGrace)
@@ -105,7 +107,7 @@ extension Server {
         guard let retiring = retiringInputMethod, retiring.reap() != nil else { return false }
         retiringInputMethod = nil
         inputMethodStopTimer?.disarm()
-        if retiring.launched != nil { killRoleCgroup(.inputMethod) }
+        killRoleCgroup(.inputMethod)
         logger.info("input method: \(retiring.label) ended; launching its replacement")
         do {
             try launchInputMethod()
@@ -123,7 +125,7 @@ extension Server {
         guard let process = inputMethodProcess, let status = process.reap() else { return false }
         inputMethodProcess = nil
         // What it left in its cgroup (mozc's server) goes with it.
-        if process.launched != nil { killRoleCgroup(.inputMethod) }
+        releaseRoleCgroup(.inputMethod)
         drive { $0.inputMethodExited(status.description, now: AssessmentService.now()) }
         return true
     }
