@@ -602,10 +602,9 @@ def test_media_without_a_session_bus_fails_closed(carrel, procs, logdir, logs, t
 @pytest.mark.parametrize("named_by", ["begin", "update"])
 def test_network_only_the_participant_the_policy_allows_connects_beside_the_app(
         carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, netns, named_by):
-    """Participants Carrel launched: `network = true` runs in a cgroup of its
-    own that the ruleset lets through, `network = false` where Carrel runs,
-    which it does not; the app keeps its network; other processes have none.
-    The same whether the participants are named at begin or added by an
+    """Participants Carrel launched, each in a cgroup of its own: `network =
+    true`'s is one the ruleset lets through, `network = false`'s is not; the
+    app keeps its network; other processes have none. The same whether the participants are named at begin or added by an
     update of the running session (the ruleset is loaded again for them)."""
     start_server(netns, procs, logdir)
     trigger = tmp_path / "participants-go"
@@ -641,8 +640,10 @@ def test_network_only_the_participant_the_policy_allows_connects_beside_the_app(
     cgroups = {name: participant_cgroups(name) for name in ("allowed", "denied")}
     assert cgroups["allowed"] and all(c.endswith("-participant-allowed") for c in cgroups["allowed"]), \
         f"the participant that keeps the network is not in a cgroup of its own: {cgroups}"
-    assert cgroups["denied"] and not any("participant" in c for c in cgroups["denied"]), \
-        f"a participant without network got a cgroup of its own: {cgroups}"
+    # The other has a cgroup of its own too (so that its stop kills all of
+    # it), which the ruleset does not let through.
+    assert cgroups["denied"] and all(c.endswith("-participant-denied") for c in cgroups["denied"]), \
+        f"the participant without network is not in a cgroup of its own: {cgroups}"
     a.send("end s")
     a.expect("session s ended")
     assert h.wait_until(lambda: not netns.table_exists(), 5), "the table outlived the session"
@@ -650,7 +651,7 @@ def test_network_only_the_participant_the_policy_allows_connects_beside_the_app(
     def cgroup_dirs():
         listing = netns.exec(["unshare", "-m", "sh", "-c", "mount -t cgroup2 none /sys/fs/cgroup && ls /sys/fs/cgroup"],
                              check=False).stdout
-        return [name for name in listing.split() if "-participant-" in name]
+        return [name for name in listing.split() if name.startswith(f"carrel-{w.carrel.pid}-participant-")]
     assert h.wait_until(lambda: cgroup_dirs() == [], 5), f"the participant's cgroup outlived its session: {cgroup_dirs()}"
     w.alive()
 

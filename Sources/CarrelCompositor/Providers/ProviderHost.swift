@@ -171,6 +171,7 @@ final class ProviderHost {
         } catch {
             throw CompositorError.launch("\(id) keeps the network, but: \(error.message)")
         }
+        ownCgroups.insert(name)
         return try cgroup.spawnInside(body)
     }
 
