@@ -150,15 +150,15 @@ final class CarrelConnection {
         return true
     }
 
-    /// Removes the homes of ended programs whose cgroup is empty now; one
-    /// still in use after about ten seconds of ticks is left, and logged.
+    /// Removes the homes of ended programs. The removal follows no link
+    /// (`PrivateHome.remove`), so a process of the role still dying there
+    /// can only make it fail, and it is tried again each tick; one still not
+    /// gone after about ten seconds is left, and logged.
     func removeLeftHomes() {
         leftHomes = leftHomes.compactMap { entry in
-            let populated = BoundedFile.text("\(DelegatedCgroups.root)/\(entry.cgroup)/cgroup.events", limit: 4096)?
-                .contains("populated 1") == true
-            if !populated, PrivateHome.remove(entry.home) { return nil }
+            if PrivateHome.remove(entry.home) { return nil }
             if entry.tries >= 200 {
-                log("could not remove \(entry.home): its user's processes in \(entry.cgroup) kept it; left in place")
+                log("could not remove \(entry.home): processes of its user kept writing there (\(entry.cgroup)); left in place")
                 return nil
             }
             return (entry.home, entry.cgroup, entry.tries + 1)
