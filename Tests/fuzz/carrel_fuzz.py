@@ -460,6 +460,18 @@ class Fuzzer:
                     return f"RSS grew from {self.rss0} kB to {r} kB"
         return None
 
+    def fuzz(self, rng, conn, mode, settle):
+        """One connection's messages in `mode`, then `settle` s for the answers; how many were sent."""
+        try:
+            if mode == "garbage":
+                n = garbage(rng, conn, rng.randrange(1, 40))
+            else:
+                n = Structured(rng, conn, self.ifaces, self.args.trace).run(rng.randrange(10, 300))
+            conn.pump(settle)
+            return n
+        except Closed:
+            return 0
+
     def run_inherited(self):
         """One connection over WAYLAND_SOCKET, as the program Carrel launched
         in a role (the on-screen keyboard, the input method): connection K of
@@ -475,14 +487,7 @@ class Fuzzer:
         rng = random.Random(f"{a.seed}:{k}")
         mode = rng.choice(["garbage", "structured"] if a.mode == "both" else [a.mode])
         conn = Conn(fd=fd)
-        try:
-            if mode == "garbage":
-                n = garbage(rng, conn, rng.randrange(1, 40))
-            else:
-                n = Structured(rng, conn, self.ifaces, a.trace).run(rng.randrange(10, 300))
-            conn.pump(0.05)
-        except Closed:
-            n = 0
+        n = self.fuzz(rng, conn, mode, settle=0.05)
         globals_seen = sorted({iface for iface, _ in conn.globals.values()})
         with open(a.report, "a") as f:
             f.write(f"seed={a.seed} connection={k} mode={mode} messages={n} error={conn.error} "
@@ -518,14 +523,7 @@ class Fuzzer:
                     conn = Conn(self.paths[role])
                 except OSError as e:
                     self.fail(k, f"connect {role}: {e}")
-                try:
-                    if mode == "garbage":
-                        n = garbage(rng, conn, rng.randrange(1, 40))
-                    else:
-                        n = Structured(rng, conn, self.ifaces, a.trace).run(rng.randrange(10, 300))
-                    conn.pump(0.01)
-                except Closed:
-                    n = 0
+                n = self.fuzz(rng, conn, mode, settle=0.01)
                 stats["messages"] += n
                 stats["connections"] += 1
                 stats["errors"] += conn.error is not None
