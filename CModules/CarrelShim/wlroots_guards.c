@@ -80,7 +80,7 @@ int carrel_screencopy_fail_frames(struct wlr_screencopy_manager_v1 *manager, str
             each(data, wl_resource_get_client(frame->resource));
         }
         /* frame_handle_output_destroy: send failed, then destroy the frame. */
-        frame->output_destroy.notify(&frame->output_destroy, frame->output);
+        CARREL_WLR_PRIVATE(frame).output_destroy.notify(&CARREL_WLR_PRIVATE(frame).output_destroy, frame->output);
         failed++;
     }
     return failed;
@@ -192,12 +192,12 @@ void carrel_drag_destroy_refused(struct wlr_drag *drag) {
 #else
     /* What drag_destroy does for a drag that never started (0.17/0.18). */
 #if WLR_VERSION_MINOR >= 18
-    wl_list_remove(&drag->focus_destroy.link);
+    wl_list_remove(&CARREL_WLR_PRIVATE(drag).focus_destroy.link);
 #endif
     if (icon != NULL) {
-        wl_list_remove(&drag->icon_destroy.link);
+        wl_list_remove(&CARREL_WLR_PRIVATE(drag).icon_destroy.link);
         drag->icon = NULL;
-        wl_list_remove(&icon->surface_destroy.link);
+        wl_list_remove(&CARREL_WLR_PRIVATE(icon).surface_destroy.link);
         wl_signal_emit(&icon->events.destroy, icon);
         free(icon);
     }

@@ -89,13 +89,11 @@ extension Server {
 
     private func place(_ view: View) {
         guard let output = primaryOutputBox.map({ desk.area(for: view.owner, output: $0) }) else { return }
-        var geometry = wlr_box()
-        wlr_xdg_surface_get_geometry(view.xdgSurface, &geometry)
+        let geometry = WlrootsVersion.geometry(of: view.xdgSurface)
         let parentRect = view.parentView.map { parent -> Rect in
             var lx: Int32 = 0, ly: Int32 = 0
             wlr_scene_node_coords(parent.sceneNode, &lx, &ly)
-            var g = wlr_box()
-            wlr_xdg_surface_get_geometry(parent.xdgSurface, &g)
+            let g = WlrootsVersion.geometry(of: parent.xdgSurface)
             return Rect(x: Int(lx), y: Int(ly), width: Int(g.width), height: Int(g.height))
         }
         let placement = Placement.toplevel(output: output, parent: parentRect,

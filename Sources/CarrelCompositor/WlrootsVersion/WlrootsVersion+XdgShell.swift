@@ -11,7 +11,7 @@ extension WlrootsVersion {
     /// Calls `handler` with every new xdg surface once its role is known.
     static func onNewXdgSurface(_ shell: UnsafeMutablePointer<wlr_xdg_shell>, _ listeners: inout ListenerBag,
                                 _ handler: @escaping (UnsafeMutablePointer<wlr_xdg_surface>) -> Void) {
-        #if CARREL_WLROOTS_0_18
+        #if CARREL_WLROOTS_SINCE_0_18
         listeners.on(&shell.pointee.events.new_toplevel) { data in
             handler(data!.assumingMemoryBound(to: wlr_xdg_toplevel.self).pointee.base)
         }
@@ -28,7 +28,7 @@ extension WlrootsVersion {
     /// Sends the first configure when `xdgSurface` just made its initial
     /// commit and none is scheduled yet (0.18; older wlroots send it themselves).
     static func configureOnInitialCommit(_ xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>) {
-        #if CARREL_WLROOTS_0_18
+        #if CARREL_WLROOTS_SINCE_0_18
         if xdgSurface.pointee.initial_commit {
             wlr_xdg_surface_schedule_configure(xdgSurface)
         }
@@ -97,5 +97,29 @@ extension WlrootsVersion {
         #else
         wlr_xdg_toplevel_set_activated(xdgSurface, activated)
         #endif
+    }
+
+    /// The window geometry: what the client set, within the surface's extents
+    /// (0.15–0.18 compute it on request; 0.19+ keep it computed at each commit).
+    static func geometry(of xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>) -> wlr_box {
+        #if CARREL_WLROOTS_SINCE_0_19
+        return xdgSurface.pointee.geometry
+        #else
+        var box = wlr_box()
+        wlr_xdg_surface_get_geometry(xdgSurface, &box)
+        return box
+        #endif
+    }
+
+    /// How far a surface and its subsurfaces reach (0.19 fixed the function's
+    /// name's spelling).
+    static func extents(of surface: UnsafeMutablePointer<wlr_surface>) -> wlr_box {
+        var box = wlr_box()
+        #if CARREL_WLROOTS_SINCE_0_19
+        wlr_surface_get_extents(surface, &box)
+        #else
+        wlr_surface_get_extends(surface, &box)
+        #endif
+        return box
     }
 }
