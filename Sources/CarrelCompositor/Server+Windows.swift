@@ -53,9 +53,9 @@ extension Server {
         wlr_scene_node_coords(view.sceneNode, &lx, &ly)
         let bounds = PopupBounds.constraint(area: desk.area(for: view.owner, output: output),
                                             toplevelOrigin: Point(x: Int(lx), y: Int(ly)))
-        var box = wlr_box(x: Int32(bounds.x), y: Int32(bounds.y),
-                          width: Int32(bounds.width), height: Int32(bounds.height))
-        wlr_xdg_popup_unconstrain_from_box(xdgSurface.pointee.popup, &box)
+        WlrootsVersion.unconstrainPopup(xdgSurface.pointee.popup,
+                                        toplevelBox: wlr_box(x: Int32(bounds.x), y: Int32(bounds.y),
+                                                             width: Int32(bounds.width), height: Int32(bounds.height)))
     }
 
     func view(for xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>) -> View? {
