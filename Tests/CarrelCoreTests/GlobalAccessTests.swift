@@ -184,8 +184,8 @@ struct GlobalAccessTests {
         #expect(enabled.decision(interface: "zwlr_export_dmabuf_manager_v1", role: role) == .hidden(.privileged))
     }
 
-    @Test("wlroots 0.19/0.20's capture, data-control and toplevel-list globals and security-context reach nobody, "
-          + "even when the policy enables capture for every role", arguments: newerWlroots, Role.allCases)
+    @Test("wlroots 0.19/0.20's capture, data-control, toplevel-list and security-context globals reach nobody, even when the policy enables capture for every role",
+          arguments: newerWlroots, Role.allCases)
     func newerWlrootsGlobalsAreNobodys(interface: String, role: Role) {
         #expect(access.classes[interface] == .privileged)
         let everyone = CapturePolicy(enabledOutsideSessions: true, roles: Set(Role.allCases))
