@@ -142,6 +142,13 @@ enum WlrootsVersion {
         carrel_install_subsurface_guard(display)
     }
 
+    /// Reads a virtual keyboard's keymap up to its first NUL, as wlroots up to
+    /// 0.18 did: 0.19+ compile the whole buffer, and refuse one padded with
+    /// NULs (bookworm's wvkbd pads it). nil (nothing installed) before 0.19.
+    static func guardPaddedKeymaps(_ display: OpaquePointer) -> OpaquePointer? {
+        carrel_install_keymap_guard(display)
+    }
+
     /// Frees a drag Carrel refused: no wlroots (0.15 to 0.18) frees one that
     /// never started and has no data source (see the shim).
     static func destroyRefusedDrag(_ drag: UnsafeMutablePointer<wlr_drag>) {
