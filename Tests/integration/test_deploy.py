@@ -303,8 +303,7 @@ def test_shipped_unit_execstart_runs_as_systemd_would(staged, procs, logdir, log
             proc = procs.spawn("unit", argv, env=env, stdout=e, stderr=e)
 
         socket_path = "/run/carrel/control.sock"
-        seen = f"/proc/{proc.pid}/root{socket_path}"
-        assert h.wait_until(lambda: os.path.exists(seen) or proc.poll() is not None, READY_TIMEOUT) \
+        assert h.wait_until(lambda: _unit_listens(proc, socket_path, err) or proc.poll() is not None, READY_TIMEOUT) \
             and proc.poll() is None, f"no control socket within {READY_TIMEOUT}s\n{h.tail(err)}"
 
         inside = ["nsenter", "--mount", "--net", "--target", str(proc.pid)]
@@ -344,6 +343,15 @@ def test_shipped_unit_execstart_runs_as_systemd_would(staged, procs, logdir, log
         proc.wait(timeout=15)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _unit_listens(proc, socket_path: str, log: Path) -> bool:
+    """Carrel in the unit's namespace listens on socket_path. The path alone is
+    not enough: until the unit's /run is mounted, /proc/PID/root/run is the
+    host's, where another Carrel on the machine (a test run beside this one)
+    may hold the same path."""
+    return os.path.exists(f"/proc/{proc.pid}/root{socket_path}") and \
+        f"control socket {socket_path} " in log.read_text(errors="replace")
 
 
 def _in_namespace(entry: Path, pid: int) -> bool:
@@ -508,7 +516,7 @@ def test_separated_units_execstart_lines_run_as_systemd_would(staged, procs, log
             proc = procs.spawn("separated-unit", ["unshare", "--mount", "--net", "--propagation", "private",
                                                   "sh", "-c", setup], env=h.clean_env(), stdout=e, stderr=e)
         control = "/run/carrel/control.sock"
-        assert h.wait_until(lambda: os.path.exists(f"/proc/{proc.pid}/root{control}") or proc.poll() is not None,
+        assert h.wait_until(lambda: _unit_listens(proc, control, err) or proc.poll() is not None,
                             READY_TIMEOUT) and proc.poll() is None, \
             f"no control socket within {READY_TIMEOUT}s\n{h.tail(err)}\n{h.tail(helper_err)}"
         inside = ["nsenter", "--mount", "--net", "--target", str(proc.pid)]
