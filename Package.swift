@@ -3,22 +3,28 @@ import Foundation
 import PackageDescription
 
 // The wlroots Carrel is built against: CARREL_WLROOTS=0.15 (the default,
-// Debian bookworm), 0.17 (Ubuntu 24.04) or 0.18 (Debian trixie). It picks the
-// pkg-config name and a define that the shim (C) and the compositor's
-// WlrootsVersion (Swift) test; nothing else in the code base knows the version.
+// Debian bookworm), 0.17 (Ubuntu 24.04), 0.18 (Debian trixie), 0.19 (Ubuntu
+// 26.04) or 0.20 (upstream). It picks the pkg-config name and a define that
+// the shim (C) and the compositor's WlrootsVersion (Swift) test; nothing else
+// in the code base knows the version.
 let wlrootsVersion = ProcessInfo.processInfo.environment["CARREL_WLROOTS"].flatMap { $0.isEmpty ? nil : $0 } ?? "0.15"
 let wlrootsPkgConfig: String
 let wlrootsDefine: String?
+// Swift also gets one condition per release a feature appeared in
+// (CARREL_WLROOTS_SINCE_0_17 holds for 0.17 and every later one).
+let wlrootsSince: [String]
 switch wlrootsVersion {
-case "0.15": (wlrootsPkgConfig, wlrootsDefine) = ("wlroots", nil)
-case "0.17": (wlrootsPkgConfig, wlrootsDefine) = ("wlroots", "CARREL_WLROOTS_0_17")
-case "0.18": (wlrootsPkgConfig, wlrootsDefine) = ("wlroots-0.18", "CARREL_WLROOTS_0_18")
+case "0.15": (wlrootsPkgConfig, wlrootsDefine, wlrootsSince) = ("wlroots", nil, [])
+case "0.17": (wlrootsPkgConfig, wlrootsDefine, wlrootsSince) = ("wlroots", "CARREL_WLROOTS_0_17", ["0_17"])
+case "0.18": (wlrootsPkgConfig, wlrootsDefine, wlrootsSince) = ("wlroots-0.18", "CARREL_WLROOTS_0_18", ["0_17", "0_18"])
+case "0.19": (wlrootsPkgConfig, wlrootsDefine, wlrootsSince) = ("wlroots-0.19", "CARREL_WLROOTS_0_19", ["0_17", "0_18", "0_19"])
+case "0.20": (wlrootsPkgConfig, wlrootsDefine, wlrootsSince) = ("wlroots-0.20", "CARREL_WLROOTS_0_20", ["0_17", "0_18", "0_19", "0_20"])
 default:
-    fatalError("CARREL_WLROOTS is '\(wlrootsVersion)'; expected 0.15, 0.17 or 0.18 (unset means 0.15)")
+    fatalError("CARREL_WLROOTS is '\(wlrootsVersion)'; expected 0.15, 0.17, 0.18, 0.19 or 0.20 (unset means 0.15)")
 }
 let wlrootsCSettings: [CSetting] = wlrootsDefine.map { [.define($0)] } ?? []
-// Swift also gets one condition for everything 0.17 and 0.18 share.
-let wlrootsSwiftSettings: [SwiftSetting] = wlrootsDefine.map { [.define($0), .define("CARREL_WLROOTS_SINCE_0_17")] } ?? []
+let wlrootsSwiftSettings: [SwiftSetting] = (wlrootsDefine.map { [.define($0)] } ?? [])
+    + wlrootsSince.map { .define("CARREL_WLROOTS_SINCE_\($0)") }
 
 // wlroots' C API is imported through CarrelShim; the system-library targets
 // below only contribute pkg-config flags and link lines.

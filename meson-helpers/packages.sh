@@ -41,9 +41,12 @@ CARREL_TEST_PACKAGES+=(qt6-base-dev qt6-base-private-dev g++)
 CARREL_SEAT_PACKAGES=(systemd systemd-sysv udev dbus libwlroots10 libcairo2 libgbm1 libegl-mesa0
   libgl1-mesa-dri seatd nftables util-linux kbd procps xkb-data fonts-dejavu-core fonts-noto-cjk
   fcitx5 fcitx5-modules fcitx5-mozc fcitx5-hangul fcitx5-chinese-addons wvkbd galculator)
-# newer wlroots: build wayland, libdrm and wlroots 0.17/0.18 from source
-# (meson-helpers/build-wlroots; libwlroots-dev above brings their libraries' -dev packages).
-CARREL_NEWER_WLROOTS_PACKAGES=(gcc xz-utils python3-venv libseat-dev)
+# newer wlroots: build wayland, libdrm and wlroots 0.17/0.18 from source, and
+# for 0.19/0.20 also pixman, libxkbcommon (its parser needs bison) and
+# libdisplay-info, with the DRM backend (hwdata) (meson-helpers/build-wlroots;
+# libwlroots-dev above brings their libraries' -dev packages: libinput, gbm,
+# EGL/GLES, libseat, xcb).
+CARREL_NEWER_WLROOTS_PACKAGES=(gcc xz-utils python3-venv libseat-dev bison hwdata)
 
 # carrel_install_missing PACKAGE...: installs the packages not yet installed.
 # As root it runs apt-get; otherwise it uses sudo when available and says

@@ -12,12 +12,17 @@
  * Package.swift) must be the one whose headers were found: a header missing
  * from a newer wlroots' prefix silently resolves to the distribution's 0.15
  * copy in /usr/include. */
-#if defined(CARREL_WLROOTS_0_18) && WLR_VERSION_MINOR != 18
+#if defined(CARREL_WLROOTS_0_20) && WLR_VERSION_MINOR != 20
+#error "built for wlroots 0.20 (CARREL_WLROOTS=0.20) but <wlr/version.h> is another version: point PKG_CONFIG_PATH at wlroots 0.20's prefix"
+#elif defined(CARREL_WLROOTS_0_19) && WLR_VERSION_MINOR != 19
+#error "built for wlroots 0.19 (CARREL_WLROOTS=0.19) but <wlr/version.h> is another version: point PKG_CONFIG_PATH at wlroots 0.19's prefix"
+#elif defined(CARREL_WLROOTS_0_18) && WLR_VERSION_MINOR != 18
 #error "built for wlroots 0.18 (CARREL_WLROOTS=0.18) but <wlr/version.h> is another version: point PKG_CONFIG_PATH at wlroots 0.18's prefix"
 #elif defined(CARREL_WLROOTS_0_17) && WLR_VERSION_MINOR != 17
 #error "built for wlroots 0.17 (CARREL_WLROOTS=0.17) but <wlr/version.h> is another version: point PKG_CONFIG_PATH at wlroots 0.17's prefix"
-#elif !defined(CARREL_WLROOTS_0_17) && !defined(CARREL_WLROOTS_0_18) && WLR_VERSION_MINOR != 15
-#error "built for wlroots 0.15 (CARREL_WLROOTS unset) but found another wlroots: set CARREL_WLROOTS to its version (0.17 or 0.18)"
+#elif !defined(CARREL_WLROOTS_0_17) && !defined(CARREL_WLROOTS_0_18) && !defined(CARREL_WLROOTS_0_19) \
+    && !defined(CARREL_WLROOTS_0_20) && WLR_VERSION_MINOR != 15
+#error "built for wlroots 0.15 (CARREL_WLROOTS unset) but found another wlroots: set CARREL_WLROOTS to its version (0.17, 0.18, 0.19 or 0.20)"
 #endif
 
 static void carrel_listener_notify(struct wl_listener *listener, void *data) {
@@ -109,3 +114,15 @@ struct timespec carrel_now(void) {
     clock_gettime(CLOCK_MONOTONIC, &now);
     return now;
 }
+
+#if WLR_VERSION_MINOR >= 17
+void carrel_scene_set_calculate_visibility(struct wlr_scene *scene, bool on) {
+    CARREL_WLR_PRIVATE(scene).calculate_visibility = on;
+}
+#endif
+
+#if WLR_VERSION_MINOR >= 18
+pixman_region32_t *carrel_scene_output_pending_commit_damage(struct wlr_scene_output *scene_output) {
+    return &CARREL_WLR_PRIVATE(scene_output).pending_commit_damage;
+}
+#endif

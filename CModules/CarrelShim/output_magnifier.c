@@ -137,12 +137,12 @@ bool carrel_scene_output_commit_magnified(struct wlr_scene_output *scene_output,
                                           const struct carrel_magnifier_view *view) {
     struct wlr_output *output = scene_output->output;
     // A client's buffer scanned out directly must never be drawn into.
-    bool direct_scanout = scene_output->scene->direct_scanout;
-    scene_output->scene->direct_scanout = false;
+    bool direct_scanout = CARREL_WLR_PRIVATE(scene_output->scene).direct_scanout;
+    CARREL_WLR_PRIVATE(scene_output->scene).direct_scanout = false;
     struct wlr_output_state state;
     wlr_output_state_init(&state);
     bool built = wlr_scene_output_build_state(scene_output, &state, NULL);
-    scene_output->scene->direct_scanout = direct_scanout;
+    CARREL_WLR_PRIVATE(scene_output->scene).direct_scanout = direct_scanout;
     if (!built) {
         wlr_output_state_finish(&state);
         return false;

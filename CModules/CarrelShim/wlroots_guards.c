@@ -7,12 +7,15 @@
  *   orphaned subsurfaces  0.15 only (0.16+ destroys a subsurface with its parent)
  *   inert xdg objects  all (0.18's xdg_toplevel handlers still read NULL user data,
  *                      though 0.18 disconnects such a client before they can run)
- *   refused drags      all (no wlroots frees a never-started drag without a source) */
+ *   refused drags      all (no wlroots frees a never-started drag without a source)
+ *   keymap padding     0.19+ (they parse a virtual keyboard's whole keymap buffer) */
 #include "CarrelShim.h"
 #include "log_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 /* MARK: - Popup parents */
 
@@ -80,7 +83,7 @@ int carrel_screencopy_fail_frames(struct wlr_screencopy_manager_v1 *manager, str
             each(data, wl_resource_get_client(frame->resource));
         }
         /* frame_handle_output_destroy: send failed, then destroy the frame. */
-        frame->output_destroy.notify(&frame->output_destroy, frame->output);
+        CARREL_WLR_PRIVATE(frame).output_destroy.notify(&CARREL_WLR_PRIVATE(frame).output_destroy, frame->output);
         failed++;
     }
     return failed;
@@ -192,12 +195,12 @@ void carrel_drag_destroy_refused(struct wlr_drag *drag) {
 #else
     /* What drag_destroy does for a drag that never started (0.17/0.18). */
 #if WLR_VERSION_MINOR >= 18
-    wl_list_remove(&drag->focus_destroy.link);
+    wl_list_remove(&CARREL_WLR_PRIVATE(drag).focus_destroy.link);
 #endif
     if (icon != NULL) {
-        wl_list_remove(&drag->icon_destroy.link);
+        wl_list_remove(&CARREL_WLR_PRIVATE(drag).icon_destroy.link);
         drag->icon = NULL;
-        wl_list_remove(&icon->surface_destroy.link);
+        wl_list_remove(&CARREL_WLR_PRIVATE(icon).surface_destroy.link);
         wl_signal_emit(&icon->events.destroy, icon);
         free(icon);
     }
@@ -307,3 +310,47 @@ static void carrel_inert_xdg_guard(void *user_data, enum wl_protocol_logger_type
 struct wl_protocol_logger *carrel_install_inert_xdg_guard(struct wl_display *display) {
     return wl_display_add_protocol_logger(display, carrel_inert_xdg_guard, NULL);
 }
+
+/* MARK: - Virtual keyboard keymaps padded with NULs */
+
+#if WLR_VERSION_MINOR >= 19
+/* zwp_virtual_keyboard_v1 request opcodes: keymap 0 (format, fd, size). */
+enum { CARREL_VIRTUAL_KEYBOARD_KEYMAP = 0 };
+
+static void carrel_keymap_guard(void *user_data, enum wl_protocol_logger_type type,
+                                const struct wl_protocol_logger_message *message) {
+    (void)user_data;
+    if (type != WL_PROTOCOL_LOGGER_REQUEST || message->message_opcode != CARREL_VIRTUAL_KEYBOARD_KEYMAP ||
+        strcmp(wl_resource_get_class(message->resource), "zwp_virtual_keyboard_v1") != 0) {
+        return;
+    }
+    union wl_argument *args = (union wl_argument *)message->arguments;
+    int fd = args[1].h;
+    uint32_t size = args[2].u;
+    struct stat st;
+    /* Never read past the file's end (that would be SIGBUS): such a size is
+     * left to wlroots as it came. */
+    if (fd < 0 || size < 2 || fstat(fd, &st) != 0 || st.st_size < 0 || (uint64_t)st.st_size < size) {
+        return;
+    }
+    char *data = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (data == MAP_FAILED) {
+        return; /* wlroots maps it again and answers the client itself */
+    }
+    size_t text = strnlen(data, size);
+    munmap(data, size);
+    if (text + 1 < size) {
+        /* The text and one NUL: what wlroots up to 0.18 read (as a string). */
+        args[2].u = (uint32_t)(text + 1);
+    }
+}
+
+struct wl_protocol_logger *carrel_install_keymap_guard(struct wl_display *display) {
+    return wl_display_add_protocol_logger(display, carrel_keymap_guard, NULL);
+}
+#else
+struct wl_protocol_logger *carrel_install_keymap_guard(struct wl_display *display) {
+    (void)display;
+    return NULL; /* wlroots reads the keymap as a string, up to its first NUL */
+}
+#endif

@@ -18,7 +18,7 @@ final class Decoration {
     }
 
     private func applyMode() {
-        wlr_xdg_toplevel_decoration_v1_set_mode(decoration, WLR_XDG_TOPLEVEL_DECORATION_V1_MODE_SERVER_SIDE)
+        WlrootsVersion.setServerSideDecoration(decoration)
     }
 
     func detach() { listeners.disconnectAll() }

@@ -10,7 +10,7 @@ final class OutputHotplugHook {
     private let backend: UnsafeMutablePointer<wlr_backend>
     private var signals: [EventLoopSignal] = []
     private var added: [UnsafeMutablePointer<wlr_output>] = []
-    private var destroyListeners: [Listener] = []
+    private var destroyListeners: [UnsafeMutablePointer<wlr_output>: Listener] = [:]
 
     static var isEnabled: Bool {
         guard let value = getenv("CARREL_TEST_OUTPUT_HOTPLUG") else { return false }
@@ -44,9 +44,12 @@ final class OutputHotplugHook {
     private func plug() {
         guard let output = wlr_headless_add_output(backend, 1280, 720) else { return }
         added.append(output)
-        destroyListeners.append(Listener(&output.pointee.events.destroy) { [weak self] _ in
+        destroyListeners[output] = Listener(&output.pointee.events.destroy) { [weak self] _ in
             self?.added.removeAll { $0 == output }
-        })
+            // No listener may outlive the output's signals (wlroots 0.19+ assert it).
+            // (Kept until remove(): it is running now.)
+            self?.destroyListeners[output]?.disconnect()
+        }
     }
 
     private func unplug() {
@@ -57,7 +60,7 @@ final class OutputHotplugHook {
     func remove() {
         for signal in signals { signal.cancel() }
         signals.removeAll()
-        for listener in destroyListeners { listener.disconnect() }
+        for listener in destroyListeners.values { listener.disconnect() }
         destroyListeners.removeAll()
     }
 }

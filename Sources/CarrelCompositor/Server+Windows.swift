@@ -53,9 +53,9 @@ extension Server {
         wlr_scene_node_coords(view.sceneNode, &lx, &ly)
         let bounds = PopupBounds.constraint(area: desk.area(for: view.owner, output: output),
                                             toplevelOrigin: Point(x: Int(lx), y: Int(ly)))
-        var box = wlr_box(x: Int32(bounds.x), y: Int32(bounds.y),
-                          width: Int32(bounds.width), height: Int32(bounds.height))
-        wlr_xdg_popup_unconstrain_from_box(xdgSurface.pointee.popup, &box)
+        WlrootsVersion.unconstrainPopup(xdgSurface.pointee.popup,
+                                        toplevelBox: wlr_box(x: Int32(bounds.x), y: Int32(bounds.y),
+                                                             width: Int32(bounds.width), height: Int32(bounds.height)))
     }
 
     func view(for xdgSurface: UnsafeMutablePointer<wlr_xdg_surface>) -> View? {
@@ -89,13 +89,11 @@ extension Server {
 
     private func place(_ view: View) {
         guard let output = primaryOutputBox.map({ desk.area(for: view.owner, output: $0) }) else { return }
-        var geometry = wlr_box()
-        wlr_xdg_surface_get_geometry(view.xdgSurface, &geometry)
+        let geometry = WlrootsVersion.geometry(of: view.xdgSurface)
         let parentRect = view.parentView.map { parent -> Rect in
             var lx: Int32 = 0, ly: Int32 = 0
             wlr_scene_node_coords(parent.sceneNode, &lx, &ly)
-            var g = wlr_box()
-            wlr_xdg_surface_get_geometry(parent.xdgSurface, &g)
+            let g = WlrootsVersion.geometry(of: parent.xdgSurface)
             return Rect(x: Int(lx), y: Int(ly), width: Int(g.width), height: Int(g.height))
         }
         let placement = Placement.toplevel(output: output, parent: parentRect,

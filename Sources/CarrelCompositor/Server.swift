@@ -182,7 +182,8 @@ public final class Server {
         // not need is nil).
         protocolGuards = [WlrootsVersion.guardPopupParents(display),
                           WlrootsVersion.guardOrphanedSubsurfaces(display),
-                          WlrootsVersion.guardInertXdgObjects(display)].compactMap { $0 }
+                          WlrootsVersion.guardInertXdgObjects(display),
+                          WlrootsVersion.guardPaddedKeymaps(display)].compactMap { $0 }
         // Before any client connects: no client may hold wl_shm pools without end.
         ShmPoolGuard.install(on: display, limit: .standard, logger: logger)
         let decorationManager = wlr_xdg_decoration_manager_v1_create(display)!

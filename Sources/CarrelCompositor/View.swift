@@ -34,14 +34,14 @@ final class View {
         listeners.on(&xdgSurface.pointee.surface.pointee.events.commit) { [unowned self] _ in handleCommit() }
         listeners.on(WlrootsVersion.mapSignal(xdgSurface)) { [unowned self] _ in handleMap() }
         listeners.on(WlrootsVersion.unmapSignal(xdgSurface)) { [unowned self] _ in handleUnmap() }
-        listeners.on(&xdgSurface.pointee.events.destroy) { [unowned self] _ in handleDestroy() }
+        listeners.on(WlrootsVersion.toplevelDestroySignal(xdgSurface)) { [unowned self] _ in handleDestroy() }
         listeners.on(&xdgSurface.pointee.toplevel.pointee.events.request_fullscreen) { [unowned self] _ in
             // Kiosk windows stay as placed; answer with a configure anyway, as
             // xdg-shell requires one in reply to a request.
-            wlr_xdg_surface_schedule_configure(self.xdgSurface)
+            WlrootsVersion.scheduleConfigure(self.xdgSurface)
         }
         listeners.on(&xdgSurface.pointee.toplevel.pointee.events.request_maximize) { [unowned self] _ in
-            wlr_xdg_surface_schedule_configure(self.xdgSurface)
+            WlrootsVersion.scheduleConfigure(self.xdgSurface)
         }
     }
 

@@ -44,12 +44,20 @@ struct GlobalAccessTests {
         "zwlr_output_power_manager_v1", "zwlr_input_inhibit_manager_v1",
         "zwp_keyboard_shortcuts_inhibit_manager_v1",
         "zwp_virtual_keyboard_v1", "ext_session_lock_manager_v1",
+    ] + newerWlroots
+
+    /// What wlroots 0.19/0.20 add for capture, the clipboard and the window
+    /// list, and security-context (0.17+): nobody's, whatever the policy says.
+    static let newerWlroots = [
+        "ext_image_copy_capture_manager_v1", "ext_output_image_capture_source_manager_v1",
+        "ext_foreign_toplevel_image_capture_source_manager_v1", "ext_data_control_manager_v1",
+        "ext_foreign_toplevel_list_v1", "wp_security_context_manager_v1",
     ]
 
     /// Names nobody classified: a global a future wlroots might add, one of
     /// ours not yet listed, a near miss of a known name, and the empty name.
     static let unclassified = [
-        "ext_foreign_toplevel_list_v1", "wp_security_context_manager_v1",
+        "ext_workspace_manager_v1", "xdg_toplevel_icon_manager_v1", "ext_image_copy_capture_manager_v2",
         "carrel_assessment_manager_v2", "WL_COMPOSITOR", "xdg_wm_base ", "",
     ]
 
@@ -174,6 +182,18 @@ struct GlobalAccessTests {
         #expect(disabled.decision(interface: screencopy, role: role) == .hidden(.notForRole))
         // Export-dmabuf is never handed out, whatever the capture policy says.
         #expect(enabled.decision(interface: "zwlr_export_dmabuf_manager_v1", role: role) == .hidden(.privileged))
+    }
+
+    @Test("wlroots 0.19/0.20's capture, data-control, toplevel-list and security-context globals reach nobody, even when the policy enables capture for every role",
+          arguments: newerWlroots, Role.allCases)
+    func newerWlrootsGlobalsAreNobodys(interface: String, role: Role) {
+        #expect(access.classes[interface] == .privileged)
+        let everyone = CapturePolicy(enabledOutsideSessions: true, roles: Set(Role.allCases))
+        for table in [access, access.applying(everyone), access.applying(Policy.builtIn)] {
+            #expect(table.decision(interface: interface, role: role) == .hidden(.privileged))
+            #expect(table.decision(interface: interface, role: role, sessionActive: true) == .hidden(.privileged))
+            #expect(table.decision(interface: interface, role: role, appLockEntitled: true) == .hidden(.privileged))
+        }
     }
 
     @Test("A class missing from rolesByClass is hidden from every role", arguments: Role.allCases)

@@ -58,7 +58,7 @@ def probe_bin() -> Path:
 
 def wlroots_version() -> str:
     """The wlroots the binary under test was built against: CARREL_WLROOTS, as
-    for the build (test-all sets it for the 0.18 run); bookworm's 0.15 when unset."""
+    for the build (test-all sets it for the 0.20 run); bookworm's 0.15 when unset."""
     return os.environ.get("CARREL_WLROOTS") or "0.15"
 
 

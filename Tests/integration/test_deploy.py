@@ -303,7 +303,7 @@ def test_shipped_unit_execstart_runs_as_systemd_would(staged, procs, logdir, log
             proc = procs.spawn("unit", argv, env=env, stdout=e, stderr=e)
 
         socket_path = "/run/carrel/control.sock"
-        assert h.wait_until(lambda: _seen_inside(proc.pid, socket_path) or proc.poll() is not None, READY_TIMEOUT) \
+        assert h.wait_until(lambda: _unit_listens(proc, socket_path, err) or proc.poll() is not None, READY_TIMEOUT) \
             and proc.poll() is None, f"no control socket within {READY_TIMEOUT}s\n{h.tail(err)}"
 
         inside = ["nsenter", "--mount", "--net", "--target", str(proc.pid)]
@@ -345,17 +345,13 @@ def test_shipped_unit_execstart_runs_as_systemd_would(staged, procs, logdir, log
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _seen_inside(pid: int, path: str) -> bool:
-    """Whether `path` exists in the mount namespace `pid` made for itself.
-    Until unshare has made it, /proc/PID/root is this machine's own root,
-    where another Carrel (a test running beside this one) may have made the
-    same path."""
-    try:
-        if os.readlink(f"/proc/{pid}/ns/mnt") == os.readlink("/proc/self/ns/mnt"):
-            return False
-    except OSError:
-        return False
-    return os.path.exists(f"/proc/{pid}/root{path}")
+def _unit_listens(proc, socket_path: str, log: Path) -> bool:
+    """Carrel in the unit's namespace listens on socket_path. The path alone is
+    not enough: until the unit's /run is mounted, /proc/PID/root/run is the
+    host's, where another Carrel on the machine (a test run beside this one)
+    may hold the same path."""
+    return os.path.exists(f"/proc/{proc.pid}/root{socket_path}") and \
+        f"control socket {socket_path} " in log.read_text(errors="replace")
 
 
 def _in_namespace(entry: Path, pid: int) -> bool:
@@ -522,7 +518,7 @@ def test_separated_units_execstart_lines_run_as_systemd_would(staged, procs, log
             proc = procs.spawn("separated-unit", ["unshare", "--mount", "--net", "--propagation", "private",
                                                   "sh", "-c", setup], env=h.clean_env(), stdout=e, stderr=e)
         control = "/run/carrel/control.sock"
-        assert h.wait_until(lambda: _seen_inside(proc.pid, control) or proc.poll() is not None,
+        assert h.wait_until(lambda: _unit_listens(proc, control, err) or proc.poll() is not None,
                             READY_TIMEOUT) and proc.poll() is None, \
             f"no control socket within {READY_TIMEOUT}s\n{h.tail(err)}\n{h.tail(helper_err)}"
         inside = ["nsenter", "--mount", "--net", "--target", str(proc.pid)]

@@ -54,6 +54,15 @@ const struct wl_interface *carrel_assessment_manager_interface(void);
 const struct wl_interface *carrel_assessment_configuration_interface(void);
 const struct wl_interface *carrel_assessment_session_interface(void);
 
+#if WLR_VERSION_MINOR >= 17
+/// Turns the scene's visibility computation on or off (a private field since 0.19).
+void carrel_scene_set_calculate_visibility(struct wlr_scene *scene, bool on);
+#endif
+#if WLR_VERSION_MINOR >= 18
+/// The damage a scene output's next commit renders (a private field since 0.19).
+pixman_region32_t *carrel_scene_output_pending_commit_damage(struct wlr_scene_output *scene_output);
+#endif
+
 /// Current CLOCK_MONOTONIC as a timespec (frame-done timestamps).
 struct timespec carrel_now(void);
 

@@ -29,6 +29,16 @@ struct wl_protocol_logger *carrel_install_popup_guard(struct wl_display *display
 /// subsurface with its parent, and there this installs nothing (NULL).
 struct wl_protocol_logger *carrel_install_subsurface_guard(struct wl_display *display);
 
+/// Trims a virtual keyboard's keymap to its text and one NUL. wlroots 0.19+
+/// compile the whole buffer the client names (xkb_keymap_new_from_buffer),
+/// where earlier releases read it as a string up to its first NUL; a client
+/// that pads the buffer with NULs (bookworm's wvkbd 0.12, Carrel's on-screen
+/// keyboard) then gets its keymap refused and is disconnected. The guard, a
+/// protocol logger, lowers the request's size argument before wlroots maps
+/// the file, so such a keymap is read as every earlier wlroots read it.
+/// NULL (nothing installed) before 0.19.
+struct wl_protocol_logger *carrel_install_keymap_guard(struct wl_display *display);
+
 /// Keeps requests on *inert* xdg objects away from wlroots 0.15. When a
 /// client destroys a wl_surface before its xdg_surface and xdg_toplevel,
 /// wlroots 0.15 clears their user data but most xdg_toplevel handlers (and

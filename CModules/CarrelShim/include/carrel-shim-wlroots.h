@@ -2,7 +2,7 @@
 #define CARREL_SHIM_WLROOTS_H
 
 // The C API Carrel imports: libwayland, xkbcommon, systemd and wlroots (0.15,
-// 0.17 or 0.18), which only exposes its unstable API with this define. Every
+// 0.17, 0.18, 0.19 or 0.20), which only exposes its unstable API with this define. Every
 // wlroots-version-specific include is here; the version is wlroots' own
 // WLR_VERSION_MINOR (bridge.c checks it against the one the build asked for).
 #define WLR_USE_UNSTABLE 1
@@ -23,6 +23,14 @@
 
 #include <wlr/version.h>
 
+/* 0.19 moved the listeners wlroots keeps for itself into a struct member
+ * named WLR_PRIVATE (wlroots compiles itself with the macro empty, so for it
+ * they stay anonymous). The guards that reach a listener go through this. */
+#if WLR_VERSION_MINOR >= 19
+#define CARREL_WLR_PRIVATE(object) ((object)->WLR_PRIVATE)
+#else
+#define CARREL_WLR_PRIVATE(object) (*(object))
+#endif
 
 #include <wlr/backend.h>
 #include <wlr/backend/headless.h>

@@ -35,8 +35,7 @@ final class OnScreenKeyboardSurface {
     var request: OnScreenKeyboard.Request { WlrootsVersion.committedRequest(layerSurface) }
 
     var extents: Rect {
-        var box = wlr_box()
-        wlr_surface_get_extends(layerSurface.pointee.surface, &box)
+        let box = WlrootsVersion.extents(of: layerSurface.pointee.surface)
         return Rect(x: Int(box.x), y: Int(box.y), width: Int(box.width), height: Int(box.height))
     }
 

@@ -55,7 +55,7 @@ final class TextInputRelay {
         heldKeysTimer = EventLoopTimer(loop: wl_display_get_event_loop(server.display)) { [unowned self] in
             self.server.drive { $0.heldKeysDeadlinePassed(now: AssessmentService.now()) }
         }
-        listeners.on(&textInputs.pointee.events.text_input) { [unowned self] data in
+        listeners.on(WlrootsVersion.newTextInputSignal(textInputs)) { [unowned self] data in
             let endpoint = TextInputEndpoint(data!.assumingMemoryBound(to: wlr_text_input_v3.self), relay: self)
             endpoints.append(endpoint)
             self.logger.debug("input method: a text input was created")
@@ -63,7 +63,7 @@ final class TextInputRelay {
                 endpoint.focus(surface)
             }
         }
-        listeners.on(&inputMethods.pointee.events.input_method) { [unowned self] data in
+        listeners.on(WlrootsVersion.newInputMethodSignal(inputMethods)) { [unowned self] data in
             inputMethodBound(data!.assumingMemoryBound(to: wlr_input_method_v2.self))
         }
     }

@@ -46,7 +46,7 @@ extension WlrootsVersion {
 
     /// Passes a scroll to the focused client.
     static func notifyAxis(_ seat: UnsafeMutablePointer<wlr_seat>, _ e: PointerAxisEvent) {
-        #if CARREL_WLROOTS_0_18
+        #if CARREL_WLROOTS_SINCE_0_18
         wlr_seat_pointer_notify_axis(seat, e.time_msec, e.orientation, e.delta, e.delta_discrete, e.source,
                                      e.relative_direction)
         #else

@@ -33,7 +33,7 @@ extension WlrootsVersion {
     static func createScene() -> UnsafeMutablePointer<wlr_scene> {
         let scene = wlr_scene_create()!
         #if CARREL_WLROOTS_SINCE_0_17
-        scene.pointee.calculate_visibility = false
+        carrel_scene_set_calculate_visibility(scene, false)
         #endif
         return scene
     }
@@ -171,11 +171,11 @@ extension WlrootsVersion {
     static func damageWhole(_ sceneOutput: UnsafeMutablePointer<wlr_scene_output>) {
         #if CARREL_WLROOTS_SINCE_0_17
         wlr_damage_ring_add_whole(&sceneOutput.pointee.damage_ring)
-        #if CARREL_WLROOTS_0_18
+        #if CARREL_WLROOTS_SINCE_0_18
         // 0.18 renders only what is in the pending commit damage.
         let output = sceneOutput.pointee.output!
-        pixman_region32_union_rect(&sceneOutput.pointee.pending_commit_damage,
-                                   &sceneOutput.pointee.pending_commit_damage,
+        let pending = carrel_scene_output_pending_commit_damage(sceneOutput)
+        pixman_region32_union_rect(pending, pending,
                                    0, 0, UInt32(max(output.pointee.width, 0)), UInt32(max(output.pointee.height, 0)))
         #endif
         #else
@@ -189,8 +189,8 @@ extension WlrootsVersion {
     /// unchanging screen from costing any rendering.
     static func hasPendingDamage(_ sceneOutput: UnsafeMutablePointer<wlr_scene_output>) -> Bool {
         if sceneOutput.pointee.output.pointee.needs_frame { return true }
-        #if CARREL_WLROOTS_0_18
-        return pixman_region32_not_empty(&sceneOutput.pointee.pending_commit_damage) != 0
+        #if CARREL_WLROOTS_SINCE_0_18
+        return pixman_region32_not_empty(carrel_scene_output_pending_commit_damage(sceneOutput)) != 0
         #elseif CARREL_WLROOTS_0_17
         return pixman_region32_not_empty(&sceneOutput.pointee.damage_ring.current) != 0
         #else

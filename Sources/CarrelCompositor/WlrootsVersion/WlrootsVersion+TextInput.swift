@@ -1,10 +1,29 @@
 import CarrelShim
+import Glibc
 
 /// The input method's objects: 0.15 embeds an input device in the virtual
 /// keyboard and gives popups map/unmap signals of their own; 0.17+ embed a
 /// wlr_keyboard (with its base input device) and map popups through their
 /// wl_surface.
 extension WlrootsVersion {
+    /// The signal announcing a new text input (0.20 renamed it `new_text_input`).
+    static func newTextInputSignal(_ manager: UnsafeMutablePointer<wlr_text_input_manager_v3>) -> UnsafeMutablePointer<wl_signal> {
+        #if CARREL_WLROOTS_SINCE_0_20
+        return withUnsafeMutablePointer(to: &manager.pointee.events.new_text_input) { $0 }
+        #else
+        return withUnsafeMutablePointer(to: &manager.pointee.events.text_input) { $0 }
+        #endif
+    }
+
+    /// The signal announcing a new input method (0.20 renamed it `new_input_method`).
+    static func newInputMethodSignal(_ manager: UnsafeMutablePointer<wlr_input_method_manager_v2>) -> UnsafeMutablePointer<wl_signal> {
+        #if CARREL_WLROOTS_SINCE_0_20
+        return withUnsafeMutablePointer(to: &manager.pointee.events.new_input_method) { $0 }
+        #else
+        return withUnsafeMutablePointer(to: &manager.pointee.events.input_method) { $0 }
+        #endif
+    }
+
     /// The virtual keyboard's input device.
     static func device(of keyboard: UnsafeMutablePointer<wlr_virtual_keyboard_v1>) -> UnsafeMutablePointer<wlr_input_device> {
         #if CARREL_WLROOTS_SINCE_0_17

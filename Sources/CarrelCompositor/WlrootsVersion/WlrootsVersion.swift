@@ -14,7 +14,7 @@ enum WlrootsVersion {
     static func createBackend(_ display: OpaquePointer) -> (backend: UnsafeMutablePointer<wlr_backend>, session: UnsafeMutablePointer<wlr_session>?)? {
         #if CARREL_WLROOTS_SINCE_0_17
         var session: UnsafeMutablePointer<wlr_session>?
-        #if CARREL_WLROOTS_0_18
+        #if CARREL_WLROOTS_SINCE_0_18
         guard let backend = wlr_backend_autocreate(wl_display_get_event_loop(display), &session) else { return nil }
         #else
         guard let backend = wlr_backend_autocreate(display, &session) else { return nil }
@@ -51,7 +51,7 @@ enum WlrootsVersion {
 
     /// An empty output layout. (0.18 ties it to the display.)
     static func createOutputLayout(_ display: OpaquePointer) -> UnsafeMutablePointer<wlr_output_layout> {
-        #if CARREL_WLROOTS_0_18
+        #if CARREL_WLROOTS_SINCE_0_18
         wlr_output_layout_create(display)!
         #else
         wlr_output_layout_create()!
@@ -62,8 +62,13 @@ enum WlrootsVersion {
     /// does so by itself.)
     static func createPresentation(_ display: OpaquePointer, _ backend: UnsafeMutablePointer<wlr_backend>,
                                    scene: UnsafeMutablePointer<wlr_scene>) {
+        #if CARREL_WLROOTS_SINCE_0_19
+        // 0.19 asks which version to offer: 1, as 0.15–0.18 offer.
+        let presentation = wlr_presentation_create(display, backend, 1)
+        #else
         let presentation = wlr_presentation_create(display, backend)
-        #if !CARREL_WLROOTS_0_18
+        #endif
+        #if !CARREL_WLROOTS_SINCE_0_18
         wlr_scene_set_presentation(scene, presentation)
         #else
         _ = presentation
@@ -135,6 +140,13 @@ enum WlrootsVersion {
     /// (nil).
     static func guardOrphanedSubsurfaces(_ display: OpaquePointer) -> OpaquePointer? {
         carrel_install_subsurface_guard(display)
+    }
+
+    /// Reads a virtual keyboard's keymap up to its first NUL, as wlroots up to
+    /// 0.18 did: 0.19+ compile the whole buffer, and refuse one padded with
+    /// NULs (bookworm's wvkbd pads it). nil (nothing installed) before 0.19.
+    static func guardPaddedKeymaps(_ display: OpaquePointer) -> OpaquePointer? {
+        carrel_install_keymap_guard(display)
     }
 
     /// Frees a drag Carrel refused: no wlroots (0.15 to 0.18) frees one that

@@ -131,6 +131,23 @@ public struct GlobalAccess: Sendable, Equatable {
         "zwlr_output_manager_v1", "zwlr_output_power_manager_v1",
         "zwlr_input_inhibit_manager_v1", "zwp_keyboard_shortcuts_inhibit_manager_v1",
         "zwp_virtual_keyboard_v1", "ext_session_lock_manager_v1",
+    ] + newerWlrootsPrivilegedInterfaces
+
+    /// Globals wlroots 0.19 and 0.20 can serve that would capture the screen
+    /// or a window (ext-image-copy-capture and its capture sources), read or
+    /// set the clipboard (ext-data-control), list every client's windows
+    /// (ext-foreign-toplevel-list), or lift a client's restrictions by
+    /// vouching for it (security-context, since 0.17). Carrel creates none of
+    /// them with any wlroots; they are privileged, not capture, so no
+    /// `[capture]` policy can hand them out: Carrel fails capture frames at a
+    /// session's begin only for screencopy.
+    public static let newerWlrootsPrivilegedInterfaces: [String] = [
+        "ext_image_copy_capture_manager_v1",
+        "ext_output_image_capture_source_manager_v1",
+        "ext_foreign_toplevel_image_capture_source_manager_v1",
+        "ext_data_control_manager_v1",
+        "ext_foreign_toplevel_list_v1",
+        "wp_security_context_manager_v1",
     ]
 
     /// Text input for the windows of the app and participants (wlroots'
