@@ -605,7 +605,7 @@ def test_the_input_method_and_keyboard_run_as_users_of_their_own(
     assert h.wait_until(lambda: not homes["keyboard"].exists(), 5), f"the keyboard's home {homes['keyboard']} was left"
     # Prediction is back on between sessions: a new engine, and a new home.
     assert h.wait_until(lambda: process_of("fcitx5", engine_user), 10), "the engine runs between sessions"
-    assert not homes["input-method"].exists(), "the restarted engine's old home was left"
+    assert h.wait_until(lambda: not homes["input-method"].exists(), 5), "the restarted engine's old home was left"
     engine_home = Path(dict(item.split("=", 1) for item in Path(f"/proc/{process_of('fcitx5', engine_user)}/environ")
                             .read_text().split("\0") if "=" in item)["HOME"])
     w.carrel.signal(signal.SIGTERM)
