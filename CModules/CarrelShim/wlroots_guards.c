@@ -8,7 +8,9 @@
  *   inert xdg objects  all (0.18's xdg_toplevel handlers still read NULL user data,
  *                      though 0.18 disconnects such a client before they can run)
  *   refused drags      all (no wlroots frees a never-started drag without a source)
- *   keymap padding     0.19+ (they parse a virtual keyboard's whole keymap buffer) */
+ *   keymap copy        all (a keymap file shorter than its size is SIGBUS; 0.19+ parse the whole buffer) */
+/* memfd_create and file seals need _GNU_SOURCE. */
+#define _GNU_SOURCE
 #include "CarrelShim.h"
 #include "log_internal.h"
 
@@ -16,6 +18,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 /* MARK: - Popup parents */
 
@@ -311,12 +316,25 @@ struct wl_protocol_logger *carrel_install_inert_xdg_guard(struct wl_display *dis
     return wl_display_add_protocol_logger(display, carrel_inert_xdg_guard, NULL);
 }
 
-/* MARK: - Virtual keyboard keymaps padded with NULs */
+/* MARK: - Virtual keyboard keymaps: copied before wlroots reads them */
 
-#if WLR_VERSION_MINOR >= 19
 /* zwp_virtual_keyboard_v1 request opcodes: keymap 0 (format, fd, size). */
 enum { CARREL_VIRTUAL_KEYBOARD_KEYMAP = 0 };
+/* The largest keymap taken (a full keymap is some 60 KiB of text). */
+#define CARREL_KEYMAP_LIMIT (4u << 20)
 
+/* wlroots maps a virtual keyboard's keymap file with the size the client
+ * gave and reads it in Carrel: a file shorter than that size (or made
+ * shorter while it is read: the client still holds it) faults with SIGBUS
+ * and ends Carrel, and wlroots up to 0.18 reads it as a string, past the
+ * mapping when it holds no NUL. So the keymap is read here with pread
+ * (which stops at the file's end, whatever the client does to it) into a
+ * sealed memfd of Carrel's own: its text up to the first NUL and one NUL
+ * (0.19+ parse the whole buffer, and bookworm's wvkbd pads it with NULs),
+ * and wlroots gets that copy instead of the client's file, which is closed
+ * here. A keymap that cannot be read whole, or is too large, is given to
+ * wlroots with size 0: its mmap fails and wlroots disconnects the client
+ * (out of memory), as for a keymap it cannot map. */
 static void carrel_keymap_guard(void *user_data, enum wl_protocol_logger_type type,
                                 const struct wl_protocol_logger_message *message) {
     (void)user_data;
@@ -327,30 +345,61 @@ static void carrel_keymap_guard(void *user_data, enum wl_protocol_logger_type ty
     union wl_argument *args = (union wl_argument *)message->arguments;
     int fd = args[1].h;
     uint32_t size = args[2].u;
-    struct stat st;
-    /* Never read past the file's end (that would be SIGBUS): such a size is
-     * left to wlroots as it came. */
-    if (fd < 0 || size < 2 || fstat(fd, &st) != 0 || st.st_size < 0 || (uint64_t)st.st_size < size) {
+    if (fd < 0) {
         return;
     }
-    char *data = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (data == MAP_FAILED) {
-        return; /* wlroots maps it again and answers the client itself */
+    char *text = NULL;
+    size_t length = 0;
+    if (size > 0 && size <= CARREL_KEYMAP_LIMIT && (text = malloc(size)) != NULL) {
+        while (length < size) {
+            ssize_t got = pread(fd, text + length, size - length, (off_t)length);
+            if (got < 0 && errno == EINTR) {
+                continue;
+            }
+            if (got <= 0) {
+                break;
+            }
+            length += (size_t)got;
+        }
     }
-    size_t text = strnlen(data, size);
-    munmap(data, size);
-    if (text + 1 < size) {
-        /* The text and one NUL: what wlroots up to 0.18 read (as a string). */
-        args[2].u = (uint32_t)(text + 1);
+    size_t used = text ? strnlen(text, length) : 0;
+    int copy = -1;
+    /* Whole, and text before any NUL: a copy of the text and one NUL. */
+    if (text && length == size && used > 0) {
+        copy = memfd_create("carrel-keymap", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+        if (copy >= 0) {
+            size_t written = 0;
+            text[used] = '\0';
+            if (used < length) {
+                used += 1;
+            }
+            while (written < used) {
+                ssize_t put = write(copy, text + written, used - written);
+                if (put < 0 && errno == EINTR) {
+                    continue;
+                }
+                if (put <= 0) {
+                    break;
+                }
+                written += (size_t)put;
+            }
+            if (written != used || fcntl(copy, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) != 0) {
+                close(copy);
+                copy = -1;
+            }
+        }
     }
+    free(text);
+    if (copy < 0) {
+        carrel_vlog(WLR_INFO, "a virtual keyboard's keymap (%u bytes) could not be read whole; the client is disconnected", size);
+        args[2].u = 0;
+        return;
+    }
+    close(fd);
+    args[1].h = copy;
+    args[2].u = (uint32_t)used;
 }
 
 struct wl_protocol_logger *carrel_install_keymap_guard(struct wl_display *display) {
     return wl_display_add_protocol_logger(display, carrel_keymap_guard, NULL);
 }
-#else
-struct wl_protocol_logger *carrel_install_keymap_guard(struct wl_display *display) {
-    (void)display;
-    return NULL; /* wlroots reads the keymap as a string, up to its first NUL */
-}
-#endif

@@ -225,3 +225,35 @@ def test_fuzz_as_the_keyboard_keeps_carrel_and_the_session_intact(carrel, procs,
     assert not any("carrel_assessment_manager_v1" in line for line in runs), runs
     assert sum(" mode=structured " in line for line in runs) >= 3, runs
     world.alive()
+
+
+def test_a_keyboard_whose_keymap_is_shorter_than_it_says_is_disconnected(carrel, procs, logdir, logs, tmp_path,
+                                                                        client_python, pywayland_protocols):
+    """What the fuzzer as the keyboard found: a virtual keyboard's keymap
+    file shorter than the size sent with it (short_keymap_keyboard.py: a
+    page of text said to be 1 MiB). wlroots mapped the stated size and read past
+    the file's end, and Carrel died of SIGBUS. Carrel now reads the keymap
+    itself, stopping at the file's end: the keyboard is disconnected (out of
+    memory, as for a keymap that cannot be mapped), Carrel and the session
+    go on."""
+    report = tmp_path / "short-keymap.report"
+    script = Path(__file__).with_name("short_keymap_keyboard.py")
+    policy = tmp_path / "policy.toml"
+    policy.write_text(f"[on_screen_keyboard]\ncommand = [\"{sys.executable}\", \"{script}\", \"{report}\"]\n")
+    world = World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+                  args=["--policy", str(policy)])
+    exam = world.client("exam")
+    exam.map()
+    exam.bind(version=2)
+    exam.send("config c ; allow c 4")
+    exam.begin(config="c")
+    exam.began()
+    assert h.wait_until(report.exists, 15), f"the keyboard never reported\n{world.carrel.evidence()}"
+    world.alive()
+    outcome = report.read_text()
+    assert "answered=False" in outcome and "closed=True" in outcome and "error=(1, 2," in outcome, outcome
+    exam.sync()
+    assert exam.matching("session s .*") == ["session s began"], exam.lines
+    exam.send("end s")
+    exam.expect("session s ended", what="ended after the short keymap")
+    world.alive()

@@ -142,9 +142,10 @@ enum WlrootsVersion {
         carrel_install_subsurface_guard(display)
     }
 
-    /// Reads a virtual keyboard's keymap up to its first NUL, as wlroots up to
-    /// 0.18 did: 0.19+ compile the whole buffer, and refuse one padded with
-    /// NULs (bookworm's wvkbd pads it). nil (nothing installed) before 0.19.
+    /// Gives wlroots a sealed copy of a virtual keyboard's keymap, its text up
+    /// to the first NUL: a client's file shorter than the size it gave would
+    /// be SIGBUS in Carrel (every version), and 0.19+ compile the whole
+    /// buffer and refuse one padded with NULs (bookworm's wvkbd pads it).
     static func guardPaddedKeymaps(_ display: OpaquePointer) -> OpaquePointer? {
         carrel_install_keymap_guard(display)
     }
