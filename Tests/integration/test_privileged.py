@@ -603,11 +603,22 @@ def test_the_input_method_and_keyboard_run_as_users_of_their_own(
     a.expect("session s ended")
     assert h.wait_until(lambda: not process_of("wvkbd-mobintl", keyboard_user), 5), "the keyboard outlived its session"
     assert h.wait_until(lambda: not homes["keyboard"].exists(), 5), f"the keyboard's home {homes['keyboard']} was left"
-    # Prediction is back on between sessions: a new engine, and a new home.
-    assert h.wait_until(lambda: process_of("fcitx5", engine_user), 10), "the engine runs between sessions"
+    # Prediction is back on between sessions: a new engine, in a new home
+    # (the old one may still be ending when the new one starts).
+    def home_of(pid):
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_text()
+        except (OSError, TypeError):
+            return None
+        return Path(dict(item.split("=", 1) for item in environ.split("\0") if "=" in item).get("HOME", ""))
+    new_home = [None]
+
+    def restarted() -> bool:
+        new_home[0] = home_of(process_of("fcitx5", engine_user))
+        return new_home[0] is not None and new_home[0] != homes["input-method"]
+    assert h.wait_until(restarted, 10), "no new engine runs between sessions"
     assert h.wait_until(lambda: not homes["input-method"].exists(), 5), "the restarted engine's old home was left"
-    engine_home = Path(dict(item.split("=", 1) for item in Path(f"/proc/{process_of('fcitx5', engine_user)}/environ")
-                            .read_text().split("\0") if "=" in item)["HOME"])
+    engine_home = new_home[0]
     w.carrel.signal(signal.SIGTERM)
     w.carrel.wait_exit()
     assert h.wait_until(lambda: not process_of("fcitx5", engine_user), 5), "the engine outlived Carrel"
