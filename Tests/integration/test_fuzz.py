@@ -180,6 +180,20 @@ def test_fuzz_as_a_participant_keeps_carrel_and_the_session_intact(carrel, procs
     world.alive()
 
 
+def keyboard_session(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, command: list):
+    """Carrel with `command` as the policy's on-screen keyboard, and an exam
+    client that has bound the manager and holds config `c` allowing it."""
+    policy = tmp_path / "policy.toml"
+    policy.write_text("[on_screen_keyboard]\ncommand = [" + ", ".join(f'"{part}"' for part in command) + "]\n")
+    world = World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+                  args=["--policy", str(policy)])
+    exam = world.client("exam")
+    exam.map()
+    exam.bind(version=2)
+    exam.send("config c ; allow c 4")
+    return world, exam
+
+
 KEYBOARD_FUZZ_SESSIONS = 40
 
 
@@ -195,17 +209,10 @@ def test_fuzz_as_the_keyboard_keeps_carrel_and_the_session_intact(carrel, procs,
     seed = int(time.time())
     print(f"keyboard fuzz seed: {seed}")
     report = tmp_path / "keyboard-fuzz.report"
-    policy = tmp_path / "policy.toml"
-    policy.write_text("[on_screen_keyboard]\n"
-                      f"command = [\"{sys.executable}\", \"{FUZZER}\", \"--inherited\", \"--seed\", \"{seed}\", "
-                      f"\"--report\", \"{report}\", \"--mode\", \"both\"]\n")
     logs.append(("keyboard fuzz report", report))
-    world = World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
-                  args=["--policy", str(policy)])
-    exam = world.client("exam")
-    exam.map()
-    exam.bind(version=2)
-    exam.send("config c ; allow c 4")
+    world, exam = keyboard_session(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+                                   [sys.executable, FUZZER, "--inherited", "--seed", seed, "--report", report,
+                                    "--mode", "both"])
     lines = lambda: report.read_text().splitlines() if report.exists() else []  # noqa: E731
     for index in range(KEYBOARD_FUZZ_SESSIONS):
         session = f"s{index}"
@@ -238,14 +245,8 @@ def test_a_keyboard_whose_keymap_is_shorter_than_it_says_is_disconnected(carrel,
     go on."""
     report = tmp_path / "short-keymap.report"
     script = Path(__file__).with_name("short_keymap_keyboard.py")
-    policy = tmp_path / "policy.toml"
-    policy.write_text(f"[on_screen_keyboard]\ncommand = [\"{sys.executable}\", \"{script}\", \"{report}\"]\n")
-    world = World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
-                  args=["--policy", str(policy)])
-    exam = world.client("exam")
-    exam.map()
-    exam.bind(version=2)
-    exam.send("config c ; allow c 4")
+    world, exam = keyboard_session(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+                                   [sys.executable, script, report])
     exam.begin(config="c")
     exam.began()
     assert h.wait_until(report.exists, 15), f"the keyboard never reported\n{world.carrel.evidence()}"
