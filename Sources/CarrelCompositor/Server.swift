@@ -477,12 +477,13 @@ public final class Server {
     }
 
     /// Carrel's children that it never launched: orphans it took in as the
-    /// subreaper, left by a program that double-forked. Every child Carrel
-    /// spawns and waits for elsewhere is reaped before the loop runs again
-    /// (`BoundedCommand`), so none of those is ever taken for a stray.
+    /// subreaper, left by a program that double-forked. A command Carrel
+    /// runs itself is either reaped before the loop runs again
+    /// (`BoundedCommand`) or known while it runs (`LoopCommand`), so none of
+    /// those is ever taken for a stray.
     private func strays() -> [pid_t] {
         ProcessLineage.strays(children: ProcessTable.children(of: getpid()).map(\.pid),
-                              launched: Set(launchedPrograms().keys))
+                              launched: Set(launchedPrograms().keys).union(LoopCommand.running))
     }
 
     /// Collects strays that have ended (Carrel is their parent now).

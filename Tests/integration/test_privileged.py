@@ -114,7 +114,8 @@ class Machine:
         out = self.cgroup_sh(f"ls /sys/fs/cgroup/{self.subtree}").stdout.split()
         return [name for name in out if name.startswith("carrel-")]
 
-    def start_helper(self, *extra: str) -> subprocess.Popen:
+    def start_helper(self, *extra: str, path: str | None = None) -> subprocess.Popen:
+        """`path`: the helper's PATH (where it finds nft), instead of the test's."""
         self.helpers += 1
         err = self.logdir / f"helper{self.helpers}.stderr"
         self.logs.append((f"carrel-privileged {self.helpers} stderr", err))
@@ -124,7 +125,8 @@ class Machine:
                 "setpriv", f"--bounding-set=-all,{unit_bounding_set()}", "--inh-caps=-all",
                 str(privileged_bin()), "--socket", str(self.socket), "--cgroup-subtree", self.subtree, *extra]
         with open(err, "wb") as e:
-            proc = self.procs.spawn(f"helper{self.helpers}", argv, env=h.clean_env(), stdout=e, stderr=e)
+            env = h.clean_env() if path is None else {**h.clean_env(), "PATH": path}
+            proc = self.procs.spawn(f"helper{self.helpers}", argv, env=env, stdout=e, stderr=e)
         assert h.wait_until(lambda: "listening on" in err.read_text(), 10), err.read_text()
         self.helper_log = err
         return proc

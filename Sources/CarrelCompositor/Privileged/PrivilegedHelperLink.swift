@@ -6,10 +6,13 @@ import Glibc
 import Logging
 
 /// Carrel's connection to `carrel-privileged` (`--privileged-helper SOCKET`):
-/// requests go one at a time and wait for their answer (bounded), events
-/// (a spawned program `exited`) are handed on from the event loop. When the
-/// helper goes away Carrel hears `lost` (restrictions can no longer be
-/// guaranteed) and tries again every `retryInterval` until it is back.
+/// a request either waits for its answer (bounded: `request`) or is sent and
+/// answered later from the event loop (`send`: what a session's periodic
+/// check uses, so that a slow helper never holds up the exam's frames); the
+/// helper answers in order. Events (a spawned program `exited`) are handed
+/// on from the event loop. When the helper goes away Carrel hears `lost`
+/// (restrictions can no longer be guaranteed), every request still waiting
+/// hears why, and it tries again every `retryInterval` until it is back.
 final class PrivilegedHelperLink {
     let socketPath: String
     private let loop: OpaquePointer
@@ -21,6 +24,18 @@ final class PrivilegedHelperLink {
     private var buffer: [UInt8] = []
     /// Events read while a request waited for its answer, handed on from the loop.
     private var pendingEvents: [PrivilegedReply] = []
+    /// Requests sent with `send`, oldest first: the next answers are theirs.
+    private var awaiting: [Awaiting] = []
+    /// Answers (or failures) of `send`'s requests read while `request` or
+    /// `awaitExit` waited, handed on from the loop like events.
+    private var pendingAnswers: [(Awaiting, Result<UInt64?, ProviderError>)] = []
+    private var answerTimer: EventLoopTimer?
+
+    private struct Awaiting {
+        let name: String
+        let deadline: Double
+        let done: (Result<UInt64?, ProviderError>) -> Void
+    }
     /// Why it is not connected (nil while it is).
     private(set) var problem: String? = "not connected yet"
     /// Counts connections: ids the helper gives are its connection's own.
@@ -43,6 +58,9 @@ final class PrivilegedHelperLink {
         }
         dispatchTimer = EventLoopTimer(loop: loop) { [unowned self] in
             dispatchPending()
+        }
+        answerTimer = EventLoopTimer(loop: loop) { [unowned self] in
+            answersOverdue()
         }
     }
 
@@ -91,7 +109,73 @@ final class PrivilegedHelperLink {
         buffer.removeAll()
         let wasConnected = problem == nil
         fail(message)
+        // Their answers will not come: each hears why, from the loop.
+        for waiting in awaiting { pendingAnswers.append((waiting, .failure(ProviderError(message)))) }
+        awaiting.removeAll()
+        answerTimer?.disarm()
+        if !pendingAnswers.isEmpty { dispatchTimer?.arm(after: .milliseconds(1)) }
         if wasConnected { lost(message) }
+    }
+
+    /// Sends `request` and returns at once; `done` runs on the loop with its
+    /// answer, or with why there is none (not connected, the helper went
+    /// away, or it did not answer within `answerTimeout`: then, as for
+    /// `request`, the connection is dropped). Never before this returns.
+    func send(_ request: PrivilegedRequest, done: @escaping (Result<UInt64?, ProviderError>) -> Void) {
+        let waiting = Awaiting(name: request.name, deadline: monotonicSeconds() + Self.answerTimeout, done: done)
+        guard fd >= 0 else {
+            pendingAnswers.append((waiting, .failure(ProviderError(problem ?? "the privileged helper is not connected"))))
+            dispatchTimer?.arm(after: .milliseconds(1))
+            return
+        }
+        guard write(request, passing: -1) else {
+            pendingAnswers.append((waiting, .failure(ProviderError(problem!))))
+            dispatchTimer?.arm(after: .milliseconds(1))
+            return
+        }
+        awaiting.append(waiting)
+        if awaiting.count == 1 { answerTimer?.arm(after: .milliseconds(Int64(Self.answerTimeout * 1000) + 1)) }
+    }
+
+    /// The oldest request sent with `send` has waited past its bound.
+    private func answersOverdue() {
+        guard let oldest = awaiting.first else { return }
+        let left = oldest.deadline - monotonicSeconds()
+        guard left <= 0 else {
+            answerTimer?.arm(after: .milliseconds(Int64(left * 1000) + 1))
+            return
+        }
+        disconnect("the privileged helper at \(socketPath) did not answer \(oldest.name) within \(Self.answerTimeout) s")
+    }
+
+    /// An answer read: the oldest `send` request's, if one waits (true).
+    private func answerAwaiting(_ reply: PrivilegedReply) -> Bool {
+        guard !awaiting.isEmpty else { return false }
+        let waiting = awaiting.removeFirst()
+        switch reply {
+        case .ok(let id): pendingAnswers.append((waiting, .success(id)))
+        case .error(let message): pendingAnswers.append((waiting, .failure(ProviderError(message))))
+        case .exited: return false
+        }
+        if let next = awaiting.first {
+            answerTimer?.arm(after: .milliseconds(Int64(max(0, next.deadline - monotonicSeconds()) * 1000) + 1))
+        } else {
+            answerTimer?.disarm()
+        }
+        dispatchTimer?.arm(after: .milliseconds(1))
+        return true
+    }
+
+    /// Writes one request line; false (after disconnecting) when it could not.
+    private func write(_ request: PrivilegedRequest, passing descriptor: Int32) -> Bool {
+        let line = Array((request.line + "\n").utf8)
+        let sent = line.withUnsafeBytes { carrel_send_with_fd(fd, $0.baseAddress, $0.count, descriptor) }
+        guard sent == line.count else {
+            let why = sent < 0 ? SystemError.current : "short write"
+            disconnect("the privileged helper at \(socketPath) went away (\(why))")
+            return false
+        }
+        return true
     }
 
     /// Sends `request` (with `passing`, a descriptor, attached) and waits
@@ -99,13 +183,7 @@ final class PrivilegedHelperLink {
     @discardableResult
     func request(_ request: PrivilegedRequest, passing descriptor: Int32 = -1) throws(ProviderError) -> UInt64? {
         guard fd >= 0 else { throw ProviderError(problem ?? "the privileged helper is not connected") }
-        let line = Array((request.line + "\n").utf8)
-        let sent = line.withUnsafeBytes { carrel_send_with_fd(fd, $0.baseAddress, $0.count, descriptor) }
-        guard sent == line.count else {
-            let why = sent < 0 ? SystemError.current : "short write"
-            disconnect("the privileged helper at \(socketPath) went away (\(why))")
-            throw ProviderError(problem!)
-        }
+        guard write(request, passing: descriptor) else { throw ProviderError(problem!) }
         let deadline = monotonicSeconds() + Self.answerTimeout
         while true {
             while let reply = takeLine() {
@@ -114,6 +192,8 @@ final class PrivilegedHelperLink {
                     dispatchTimer?.arm(after: .milliseconds(1))
                     continue
                 }
+                // Answers to requests sent earlier with `send` come first.
+                if answerAwaiting(reply) { continue }
                 // What came after the answer in the same read (an `exited`
                 // sent right after it, say) waits in the buffer; the socket
                 // will not wake the loop for it again, so the timer does.
@@ -148,6 +228,8 @@ final class PrivilegedHelperLink {
                 if !reply.isAnswer {
                     pendingEvents.append(reply)
                     dispatchTimer?.arm(after: .milliseconds(1))
+                } else {
+                    _ = answerAwaiting(reply)
                 }
             }
             let left = deadline - monotonicSeconds()
@@ -197,21 +279,29 @@ final class PrivilegedHelperLink {
     private func dispatchPending() {
         while let reply = takeLine() {
             if reply.isAnswer {
-                logger.warning("privileged helper: an answer came with no request waiting; ignored")
+                if !answerAwaiting(reply) {
+                    logger.warning("privileged helper: an answer came with no request waiting; ignored")
+                }
             } else {
                 pendingEvents.append(reply)
             }
         }
         let events = pendingEvents
         pendingEvents.removeAll()
+        let answers = pendingAnswers
+        pendingAnswers.removeAll()
         for case .exited(let id, let status) in events {
             exited(id, Int32(truncatingIfNeeded: status))
         }
+        for (waiting, result) in answers { waiting.done(result) }
     }
 
     func close() {
         retryTimer?.cancel()
         dispatchTimer?.cancel()
+        answerTimer?.cancel()
+        awaiting.removeAll()
+        pendingAnswers.removeAll()
         source?.cancel()
         source = nil
         if fd >= 0 { Glibc.close(fd) }

@@ -24,12 +24,14 @@ final class NetworkProvider: RestrictionProvider {
     /// The owner process moved into the owner cgroup, and where it came from.
     private var adopted: (pid: pid_t, original: String)?
 
-    /// `table`: nil for `nft` run in process on `tableName`.
-    init(cgroup: SessionCgroup?, cgroupProblem: String?, tableName: String = NetworkRuleset.defaultTableName, table: NetworkTable? = nil) {
+    /// `table`: nil for `nft` run in process on `tableName` (from `loop`,
+    /// when given, for the checks that must not wait).
+    init(cgroup: SessionCgroup?, cgroupProblem: String?, tableName: String = NetworkRuleset.defaultTableName,
+         table: NetworkTable? = nil, loop: OpaquePointer? = nil) {
         self.cgroup = cgroup
         self.cgroupProblem = cgroupProblem
         self.tableName = tableName
-        self.table = table ?? InProcessNetworkTable(tableName: tableName)
+        self.table = table ?? InProcessNetworkTable(tableName: tableName, loop: loop)
     }
 
     /// The participants of a set that keep the network (`ParticipantNetwork`).
@@ -75,8 +77,47 @@ final class NetworkProvider: RestrictionProvider {
     /// Loads the ruleset letting `wanted` through, in one nft transaction
     /// (a refused one leaves the previous ruleset as it was).
     private func load(_ wanted: [String], session: SessionID, doing what: String) throws(ProviderError) {
+        // A reading taken around a load may be of either ruleset: not judged.
+        checks += 1
+        tableReading = .stale
         try table.load(wanted, session: session, doing: what)
         allowed = wanted
+    }
+
+    /// What the table check ahead of a verify found (`prepareVerify`); taken by `verify`.
+    private enum TableReading {
+        case asLoaded
+        case wrong(ProviderError)
+        /// Taken while the ruleset was loaded again, or dropped: judged at the next verify.
+        case stale
+    }
+    private var tableReading: TableReading?
+    /// Counts checks begun, loads and drops: a check's answer counts only if
+    /// nothing came after it.
+    private var checks = 0
+
+    /// Reads the table without waiting (the slow part of a verify: an nft
+    /// run, or the helper's, bounded at 5 and 12 s); `ready` runs on the
+    /// event loop once the reading is in, for `verify` to judge, so the loop
+    /// that draws the exam and reads its keys never waits for it.
+    func prepareVerify(_ ready: @escaping () -> Void) {
+        checks += 1
+        let check = checks
+        tableReading = nil
+        guard ownerCgroup != nil else { ready(); return }  // verify fails on its own
+        table.check(allowed) { [weak self] problem in
+            guard let self, checks == check else { return }
+            tableReading = problem.map { .wrong($0) } ?? .asLoaded
+            ready()
+        }
+    }
+
+    /// Drops a check in flight (the session's restrictions are coming down,
+    /// or are applied again).
+    func cancelVerify() {
+        checks += 1
+        tableReading = nil
+        table.cancelCheck()
     }
 
     /// The cgroups `set` lets through: the owner's unless its network is
@@ -106,7 +147,13 @@ final class NetworkProvider: RestrictionProvider {
 
     func verify() throws(ProviderError) {
         guard let ownerCgroup else { throw ProviderError("the nftables table inet \(tableName) was changed") }
-        try table.verify(allowed)
+        let reading = tableReading
+        tableReading = nil
+        switch reading {
+        case .asLoaded?, .stale?: break
+        case .wrong(let problem)?: throw problem
+        case nil: try table.verify(allowed)  // not read ahead: read now
+        }
         let now = SessionCgroup.infrastructure(exemptUnits)
         if now != infrastructure, let set = lastSet {
             // Loaded again in one transaction; if nft refuses, the previous

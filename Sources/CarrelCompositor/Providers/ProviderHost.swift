@@ -100,7 +100,8 @@ final class ProviderHost {
         }
         if policy.network {
             if let problem { logger.error("network provider: \(problem); sessions will fail to begin") }
-            network = NetworkProvider(cgroup: cgroup, cgroupProblem: problem, table: helper.map(HelperNetworkTable.init(link:)))
+            network = NetworkProvider(cgroup: cgroup, cgroupProblem: problem, table: helper.map(HelperNetworkTable.init(link:)),
+                                      loop: loop)
             network!.exemptUnits = policy.networkExemptUnits
             providers.append(network!)
         }
@@ -332,7 +333,12 @@ final class ProviderHost {
 
     // MARK: - Verify timer
 
+    /// Counts verify rounds: a reading that comes back after its round was
+    /// dropped (restrictions reverted or applied again) is ignored.
+    private var verifyRound = 0
+
     private func armVerify() {
+        dropVerifyInFlight()
         guard coordinator.needsVerification else { return }
         if timer == nil {
             timer = EventLoopTimer(loop: loop) { [unowned self] in verifyNow() }
@@ -341,11 +347,31 @@ final class ProviderHost {
     }
 
     private func disarmVerify() {
+        dropVerifyInFlight()
         timer?.cancel()
         timer = nil
     }
 
+    private func dropVerifyInFlight() {
+        verifyRound += 1
+        network?.cancelVerify()
+    }
+
+    /// The network table is read first, without waiting (the loop goes on
+    /// drawing); the verify itself runs once the reading is in.
     private func verifyNow() {
+        let round = verifyRound
+        guard let network, coordinator.appliedNames.contains(network.name) else {
+            verifyReadings()
+            return
+        }
+        network.prepareVerify { [weak self] in
+            guard let self, verifyRound == round else { return }
+            verifyReadings()
+        }
+    }
+
+    private func verifyReadings() {
         if let failure = coordinator.verify() {
             logger.error("\(failure.clientMessage)")
             integrityLost(failure.clientMessage)

@@ -1,0 +1,146 @@
+"""A session's periodic check of its network table never holds up the
+compositor's loop, the one that draws the exam and reads the student's keys.
+
+While a session holds the network, Carrel checks every second that its
+nftables table is still there and unchanged (`nft list table`, run by Carrel
+as root; with the privileged helper, the helper's own run of it). Here the
+`nft` Carrel runs is a wrapper that makes the listing slow, or hang: a
+client's round trips to Carrel must keep coming back at once meanwhile, the
+session must go on while the slow listings say all is well, and a listing
+that hangs must end the session at its bound (5 s), saying so, rather than
+freeze the screen. Before, each check ran on the loop: every round trip
+waited for it.
+
+The same through the privileged helper (the shipped layout): there the
+helper lists the table, and Carrel must not wait for its answer.
+
+Root only, like the other network tests (a network namespace, cgroup v2 and
+nftables; test_providers.py says how).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+import carrel_harness as h
+from test_assessment import INTEGRITY
+from test_privileged import PrivilegedWorld, machine  # noqa: F401 (machine: a fixture)
+from test_providers import Namespace, NetWorld, begin_session, log_text, tool
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: a network namespace, nftables and cgroup v2")
+
+
+def slow_nft(tmp_path: Path, seconds: float) -> tuple[Path, Path]:
+    """A directory holding an `nft` whose `list` waits `seconds` first, and
+    the file it touches each time it does."""
+    real = tool("nft")
+    directory = tmp_path / "slow-nft"
+    directory.mkdir()
+    mark = tmp_path / "slow-listing"
+    script = directory / "nft"
+    script.write_text("#!/bin/sh\n"
+                      f'if [ "$1" = list ]; then echo "$$" >> {mark}; sleep {seconds}; fi\n'
+                      f'exec {real} "$@"\n')
+    script.chmod(0o755)
+    return directory, mark
+
+
+def slow_path(directory: Path) -> str:
+    return f"{directory}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+@pytest.fixture
+def slow_netns(request, tmp_path):
+    seconds = request.param
+    directory, mark = slow_nft(tmp_path, seconds)
+    path = slow_path(directory)
+    ns = Namespace(tmp_path, carrel_prefix=f"env PATH={path} ")
+    ns.mark = mark
+    yield ns
+    ns.delete()
+
+
+def round_trips(driver, seconds: float) -> list[float]:
+    """Round trips to Carrel (wl_display.sync) one after another for
+    `seconds`: how long each took."""
+    took = []
+    deadline = time.monotonic() + seconds
+    n = 0
+    while time.monotonic() < deadline:
+        n += 1
+        start = time.monotonic()
+        driver.send(f"sync rt{n}")
+        driver.expect(f"synced rt{n}", timeout=30, what="a round trip to carrel")
+        took.append(time.monotonic() - start)
+        time.sleep(0.05)
+    return took
+
+
+@pytest.mark.parametrize("slow_netns", [3], indirect=True)
+def test_a_slow_table_check_holds_up_no_round_trip_and_the_session_goes_on(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, slow_netns):
+    w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, slow_netns)
+    a = begin_session(w)
+    took = round_trips(a, 8.0)
+    listings = slow_netns.mark.read_text().split() if slow_netns.mark.exists() else []
+    assert len(listings) >= 2, f"carrel never listed its table through the slow nft\n{log_text(w)}"
+    # Each listing took 3 s; a loop that waited for one would hold a round trip that long.
+    assert max(took) < 1.5, (f"a round trip waited {max(took):.2f} s while nft listed the table "
+                             f"(median {sorted(took)[len(took) // 2] * 1000:.1f} ms over {len(took)})\n{log_text(w)}")
+    assert not any("interrupted" in line for line in a.lines), \
+        f"slow but correct listings interrupted the session: {a.lines}\n{log_text(w)}"
+    assert slow_netns.table_exists()
+    a.send("end s")
+    a.expect("session s ended")
+    assert h.wait_until(lambda: not slow_netns.table_exists(), 5), "the table outlived the session"
+    w.alive()
+
+
+@pytest.mark.parametrize("slow_netns", [60], indirect=True)
+def test_a_hung_table_check_interrupts_the_session_at_its_bound_and_holds_up_nothing(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, slow_netns):
+    w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, slow_netns)
+    a = begin_session(w)
+    began = time.monotonic()
+    took = round_trips(a, 4.0)
+    assert slow_netns.mark.exists(), f"carrel never listed its table through the hung nft\n{log_text(w)}"
+    assert max(took) < 1.5, f"a round trip waited {max(took):.2f} s while nft hung\n{log_text(w)}"
+    m = a.expect(r"session s interrupted (\d+) (.*)", timeout=20, what="interrupted(integrity) at the check's bound")
+    waited = time.monotonic() - began
+    assert int(m.group(1)) == INTEGRITY, a.lines
+    assert "network" in m.group(2) and "5.0 s" in m.group(2), f"the message must say the check did not finish: {m.group(2)!r}"
+    # The first check starts 1 s after began and is killed 5 s later.
+    assert waited >= 5.5, f"interrupted after {waited:.1f} s, before the check's bound"
+    # Interrupted is not the end: restrictions stay until the app ends the session.
+    a.send("end s")
+    a.expect("session s ended")
+    assert h.wait_until(lambda: not slow_netns.table_exists(), 5), "the table outlived the session"
+    # The hung listing was killed: none of its processes is left.
+    pids = [int(p) for p in slow_netns.mark.read_text().split()]
+    assert h.wait_until(lambda: not any(Path(f"/proc/{p}").exists() for p in pids), 5), \
+        f"the hung nft (pids {pids}) outlived the check"
+    w.alive()
+
+
+def test_a_slow_privileged_helper_holds_up_no_round_trip_and_the_session_goes_on(
+        carrel, procs, logdir, logs, machine, client_python, pywayland_protocols, tmp_path):
+    directory, mark = slow_nft(tmp_path, 3)
+    # The helper's own nft (its verify and revert list the table first) is the slow one.
+    machine.start_helper(path=slow_path(directory))
+    w = PrivilegedWorld(carrel, procs, logdir, logs, client_python, pywayland_protocols, machine)
+    a = begin_session(w)
+    took = round_trips(a, 8.0)
+    listings = mark.read_text().split() if mark.exists() else []
+    assert len(listings) >= 2, f"the helper never listed the table through the slow nft\n{w.log()}"
+    assert max(took) < 1.5, (f"a round trip waited {max(took):.2f} s while the helper listed the table "
+                             f"(median {sorted(took)[len(took) // 2] * 1000:.1f} ms over {len(took)})\n{w.log()}")
+    assert not a.matching(r"session s interrupted .*"), f"slow but correct answers interrupted the session\n{w.log()}"
+    assert machine.ns.table_exists()
+    a.send("end s")
+    a.expect("session s ended", timeout=20)
+    assert h.wait_until(lambda: not machine.ns.table_exists(), 10), "the table outlived the session"
+    w.alive()
