@@ -6,16 +6,36 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <systemd/sd-bus.h>
 
 #define MPRIS_PREFIX "org.mpris.MediaPlayer2."
 #define MPRIS_PATH "/org/mpris/MediaPlayer2"
 #define MPRIS_PLAYER "org.mpris.MediaPlayer2.Player"
 
+/* A pause run started by carrel_media_pause_start: the calls still out,
+ * the first failure and the players paused so far. */
+struct call;
+
+struct pause_run {
+    /* Every call context of the run, freed with it (a call's callback may
+     * never run: the bus closed with it out). */
+    struct call *calls;
+    int all;
+    int pending;
+    int failed;
+    int finished;
+    char err[512];
+    char paused[1024];
+};
+
 struct carrel_media {
     sd_bus *bus;
     sd_bus_slot *match;
     int playing_seen;
+    /* The run whose answers are still coming (NULL: none); freed by
+     * carrel_media_pause_take or carrel_media_close. */
+    struct pause_run *run;
 };
 
 static void set_error(char *err, size_t errlen, const char *what, int r, const sd_bus_error *e) {
@@ -119,6 +139,186 @@ int carrel_media_pause(carrel_media *media, int all, char *paused, size_t paused
     return failed ? -1 : count;
 }
 
+/* One asynchronous call's context: the run it counts in and the player's name. */
+struct call {
+    struct call *next;
+    struct pause_run *run;
+    char name[256];
+};
+
+static struct call *new_call(struct pause_run *run, const char *name) {
+    struct call *call = calloc(1, sizeof *call);
+    if (!call) return NULL;
+    call->run = run;
+    snprintf(call->name, sizeof call->name, "%s", name);
+    call->next = run->calls;
+    run->calls = call;
+    return call;
+}
+
+static void free_run(struct pause_run *run) {
+    if (!run) return;
+    for (struct call *call = run->calls, *next; call; call = next) {
+        next = call->next;
+        free(call);
+    }
+    free(run);
+}
+
+static void run_fail(struct pause_run *run, const char *what, const sd_bus_error *e) {
+    if (run->failed) return;
+    run->failed = 1;
+    if (e && sd_bus_error_is_set(e))
+        snprintf(run->err, sizeof run->err, "%s: %s (%s)", what, e->message ? e->message : "", e->name);
+    else
+        snprintf(run->err, sizeof run->err, "%s", what);
+}
+
+static void run_settle(struct pause_run *run) {
+    if (run->pending == 0) run->finished = 1;
+}
+
+static int on_pause_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+    (void)ret_error;
+    struct call *call = userdata;
+    struct pause_run *run = call->run;
+    run->pending--;
+    if (sd_bus_message_is_method_error(m, NULL)) {
+        char what[300];
+        snprintf(what, sizeof what, "%s did not pause", call->name);
+        run_fail(run, what, sd_bus_message_get_error(m));
+    } else {
+        size_t used = strlen(run->paused);
+        snprintf(run->paused + used, sizeof run->paused - used, "%s%s", used ? "," : "", call->name);
+    }
+    run_settle(run);
+    return 0;
+}
+
+/* Sends Pause to call->name. */
+static void send_pause(sd_bus *bus, struct call *call) {
+    int r = sd_bus_call_method_async(bus, NULL, call->name, MPRIS_PATH, MPRIS_PLAYER, "Pause", on_pause_reply, call, "");
+    if (r < 0) {
+        char what[300];
+        snprintf(what, sizeof what, "could not ask %s to pause (%s)", call->name, strerror(-r));
+        run_fail(call->run, what, NULL);
+        return;
+    }
+    call->run->pending++;
+}
+
+static int on_status_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+    (void)ret_error;
+    struct call *call = userdata;
+    struct pause_run *run = call->run;
+    run->pending--;
+    const char *status = NULL;
+    if (sd_bus_message_is_method_error(m, NULL)) {
+        char what[300];
+        snprintf(what, sizeof what, "could not read the PlaybackStatus of %s", call->name);
+        run_fail(run, what, sd_bus_message_get_error(m));
+    } else if (sd_bus_message_read(m, "v", "s", &status) < 0) {
+        char what[300];
+        snprintf(what, sizeof what, "%s answered its PlaybackStatus with something other than a string", call->name);
+        run_fail(run, what, NULL);
+    } else if (strcmp(status, "Playing") == 0) {
+        struct call *pause = new_call(run, call->name);
+        if (pause) send_pause(sd_bus_message_get_bus(m), pause);
+        else run_fail(run, "out of memory", NULL);
+    }
+    run_settle(run);
+    return 0;
+}
+
+static int on_names_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+    (void)ret_error;
+    struct call *call = userdata;
+    struct pause_run *run = call->run;
+    sd_bus *bus = sd_bus_message_get_bus(m);
+    run->pending--;
+    char **names = NULL;
+    if (sd_bus_message_is_method_error(m, NULL)) {
+        run_fail(run, "could not list the names on the session bus", sd_bus_message_get_error(m));
+    } else if (sd_bus_message_read_strv(m, &names) < 0) {
+        run_fail(run, "could not read the bus's names", NULL);
+    }
+    for (char **name = names; name && *name; name++) {
+        if (strncmp(*name, MPRIS_PREFIX, strlen(MPRIS_PREFIX)) != 0 || strlen(*name) >= sizeof call->name) continue;
+        struct call *player = new_call(run, *name);
+        if (!player) { run_fail(run, "out of memory", NULL); break; }
+        if (run->all) {
+            send_pause(bus, player);
+            continue;
+        }
+        int r = sd_bus_call_method_async(bus, NULL, *name, MPRIS_PATH, "org.freedesktop.DBus.Properties", "Get",
+                                         on_status_reply, player, "ss", MPRIS_PLAYER, "PlaybackStatus");
+        if (r < 0) {
+            char what[300];
+            snprintf(what, sizeof what, "could not ask %s for its PlaybackStatus (%s)", *name, strerror(-r));
+            run_fail(run, what, NULL);
+            continue;
+        }
+        run->pending++;
+    }
+    for (char **name = names; name && *name; name++) free(*name);
+    free(names);
+    run_settle(run);
+    return 0;
+}
+
+int carrel_media_pause_start(carrel_media *media, int all, char *err, size_t errlen) {
+    if (media->run) {
+        set_error(err, errlen, "a pause is already under way", EBUSY, NULL);
+        return -1;
+    }
+    if (!carrel_media_connected(media)) {
+        set_error(err, errlen, "the session bus connection is closed", ECONNRESET, NULL);
+        return -1;
+    }
+    struct pause_run *run = calloc(1, sizeof *run);
+    struct call *call = run ? new_call(run, "org.freedesktop.DBus") : NULL;
+    if (!call) {
+        free_run(run);
+        set_error(err, errlen, "calloc", ENOMEM, NULL);
+        return -1;
+    }
+    run->all = all;
+    int r = sd_bus_call_method_async(media->bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                     "org.freedesktop.DBus", "ListNames", on_names_reply, call, "");
+    if (r < 0) {
+        free_run(run);
+        set_error(err, errlen, "could not list the names on the session bus", r, NULL);
+        return -1;
+    }
+    run->pending = 1;
+    media->run = run;
+    return 0;
+}
+
+int carrel_media_pause_take(carrel_media *media, char *paused, size_t pausedlen, char *err, size_t errlen) {
+    struct pause_run *run = media->run;
+    if (!run || !run->finished) return 0;
+    media->run = NULL;
+    if (paused && pausedlen) snprintf(paused, pausedlen, "%s", run->paused);
+    int failed = run->failed;
+    if (failed && err && errlen) snprintf(err, errlen, "%s", run->err);
+    free_run(run);
+    return failed ? -1 : 1;
+}
+
+int carrel_media_pause_running(carrel_media *media) {
+    return media && media->run != NULL;
+}
+
+uint64_t carrel_media_next_timeout_usec(carrel_media *media) {
+    uint64_t at = UINT64_MAX;
+    if (!media || sd_bus_get_timeout(media->bus, &at) < 0 || at == UINT64_MAX) return UINT64_MAX;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    uint64_t now_usec = (uint64_t)now.tv_sec * 1000000u + (uint64_t)now.tv_nsec / 1000u;
+    return at > now_usec ? at - now_usec : 0;
+}
+
 // PropertiesChanged(s interface, a{sv} changed, as invalidated): notes a
 // PlaybackStatus of "Playing"; the pause itself happens outside the callback.
 static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
@@ -166,7 +366,10 @@ int carrel_media_take_playing(carrel_media *media) {
 void carrel_media_close(carrel_media *media) {
     if (!media) return;
     sd_bus_slot_unref(media->match);
+    /* Closing the bus drops the calls still out, callbacks and all; then
+     * their contexts can go with the run. */
     sd_bus_flush_close_unref(media->bus);
+    free_run(media->run);
     free(media);
 }
 

@@ -8,10 +8,13 @@ Prints "ready", then one line per call it receives ("pause", "play",
 "status Playing"...). A line "play" on stdin makes it start playing (and emit
 PropertiesChanged), as a user pressing play during the session would; "play
 quietly" changes the status without the signal (a player that does not
-announce it, found only by polling).
+announce it, found only by polling). "stall SECONDS" makes every later
+PlaybackStatus read answer only after SECONDS (a player slow to answer);
+each read prints "get".
 """
 
 import sys
+import time
 
 import dbus
 import dbus.service
@@ -26,6 +29,7 @@ class Player(dbus.service.Object):
     def __init__(self, bus):
         super().__init__(bus, "/org/mpris/MediaPlayer2")
         self.status = "Playing"
+        self.stall = 0.0
 
     def set_status(self, status, announce=True):
         self.status = status
@@ -51,6 +55,8 @@ class Player(dbus.service.Object):
     @dbus.service.method(PROPERTIES, in_signature="ss", out_signature="v")
     def Get(self, interface, name):
         if interface == PLAYER and name == "PlaybackStatus":
+            print("get", flush=True)
+            time.sleep(self.stall)
             return dbus.String(self.status)
         raise dbus.exceptions.DBusException(f"no property {interface}.{name}",
                                             name="org.freedesktop.DBus.Error.UnknownProperty")
@@ -79,6 +85,8 @@ def main():
             player.set_status("Playing")
         elif line.strip() == "play quietly":
             player.set_status("Playing", announce=False)
+        elif line.startswith("stall "):
+            player.stall = float(line.split()[1])
         return True
 
     loop = GLib.MainLoop()

@@ -12,7 +12,9 @@ freeze the screen. Before, each check ran on the loop: every round trip
 waited for it.
 
 The same through the privileged helper (the shipped layout): there the
-helper lists the table, and Carrel must not wait for its answer.
+helper lists the table, and Carrel must not wait for its answer. And the
+media provider's verify, which asks each MPRIS player on the session bus
+whether it plays: a player slow to answer holds up nothing either.
 
 Root only, like the other network tests (a network namespace, cgroup v2 and
 nftables; test_providers.py says how).
@@ -29,7 +31,8 @@ import pytest
 import carrel_harness as h
 from test_assessment import INTEGRITY
 from test_privileged import PrivilegedWorld, machine  # noqa: F401 (machine: a fixture)
-from test_providers import Namespace, NetWorld, begin_session, log_text, tool
+from test_providers import (Namespace, NetWorld, Player, begin_session, log_text, media_world,
+                            session_bus, tool)  # noqa: F401 (session_bus: a fixture)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: a network namespace, nftables and cgroup v2")
 
@@ -143,4 +146,27 @@ def test_a_slow_privileged_helper_holds_up_no_round_trip_and_the_session_goes_on
     a.send("end s")
     a.expect("session s ended", timeout=20)
     assert h.wait_until(lambda: not machine.ns.table_exists(), 10), "the table outlived the session"
+    w.alive()
+
+
+def test_a_media_player_slow_to_answer_holds_up_no_round_trip(carrel, procs, logdir, logs, tmp_path, client_python,
+                                                               pywayland_protocols, session_bus):
+    player = Player(procs, logdir, session_bus.address, "slow")
+    w = media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, session_bus.address,
+                    verify_ms=300)
+    a = begin_session(w)
+    assert h.wait_until(lambda: player.count("pause") == 1, 5), player.lines()
+    # Under the calls' 2 s bound: slow, not failed.
+    player.stall(1.5)
+    before = player.count("get")
+    took = round_trips(a, 6.0)
+    assert player.count("get") - before >= 2, f"no verify asked the player during the round trips: {player.lines()}"
+    assert max(took) < 0.75, (f"a round trip waited {max(took):.2f} s while the player took 1.5 s to answer "
+                              f"(median {sorted(took)[len(took) // 2] * 1000:.1f} ms over {len(took)})\n{log_text(w)}")
+    assert not any("interrupted" in line for line in a.lines), \
+        f"a slow but answering player interrupted the session: {a.lines}\n{log_text(w)}"
+    player.play(quietly=True)
+    assert h.wait_until(lambda: player.count("pause") == 2, 10), f"verify did not pause it: {player.lines()}"
+    a.send("end s")
+    a.expect("session s ended")
     w.alive()

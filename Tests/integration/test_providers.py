@@ -497,6 +497,11 @@ class Player:
         self.proc.stdin.write(b"play quietly\n" if quietly else b"play\n")
         self.proc.stdin.flush()
 
+    def stall(self, seconds: float) -> None:
+        """Its PlaybackStatus reads answer only after `seconds` from now on."""
+        self.proc.stdin.write(f"stall {seconds}\n".encode())
+        self.proc.stdin.flush()
+
 
 def media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, bus,
                 verify_ms: int) -> World:

@@ -20,6 +20,20 @@ carrel_media *carrel_media_connect(const char *address, uint64_t timeout_usec, c
 /// players are still paused). `paused` receives their names, comma-separated.
 int carrel_media_pause(carrel_media *media, int all, char *paused, size_t pausedlen, char *err, size_t errlen);
 
+/// `carrel_media_pause` without waiting: the calls go out asynchronously
+/// (each bounded by the timeout given at connect) and their answers are
+/// handled by `carrel_media_process`, which the caller runs when the
+/// connection's fd is readable and at `carrel_media_next_timeout_usec`.
+/// 0, or -1 with `err` filled (not connected, or a run is under way).
+int carrel_media_pause_start(carrel_media *media, int all, char *err, size_t errlen);
+/// Once the run started last has every answer: 1 (all paused) or -1 (`err`:
+/// the first failure), with `paused` filled as by `carrel_media_pause`, and
+/// the run is over; 0 while answers are still out or when none was started.
+int carrel_media_pause_take(carrel_media *media, char *paused, size_t pausedlen, char *err, size_t errlen);
+/// Whether a run is under way (started and not yet taken).
+int carrel_media_pause_running(carrel_media *media);
+/// Microseconds until a call out times out (0: already), or UINT64_MAX when none is out.
+uint64_t carrel_media_next_timeout_usec(carrel_media *media);
 /// Subscribes to PropertiesChanged of MPRIS players: after
 /// `carrel_media_process`, `carrel_media_take_playing` says whether one
 /// reported PlaybackStatus "Playing" since the last call. 0 or -1 with `err`.

@@ -5,8 +5,11 @@ import Glibc
 
 /// `media`: MPRIS players on the session bus are paused at began; one that
 /// reports (PropertiesChanged) or is found (each verify) playing during the
-/// session is paused again. Nothing is resumed at the end.
-final class MediaProvider: RestrictionProvider {
+/// session is paused again. Nothing is resumed at the end. During the
+/// session the players are asked without waiting (a run of asynchronous
+/// calls, each bounded at 2 s, answered as the bus's fd wakes the loop), so a
+/// player slow to answer never holds up the exam's frames.
+final class MediaProvider: RestrictionProvider, VerifiedAhead {
     let name = ProvidersPolicy.media
     let recoveryToken = ""
     private let address: String?
@@ -37,12 +40,23 @@ final class MediaProvider: RestrictionProvider {
     }
 
     func verify() throws(ProviderError) {
-        try pause(all: false)
+        let reading = self.reading
+        self.reading = nil
+        switch reading {
+        case .paused?: break
+        case .failed(let problem)?: throw problem
+        case nil: try pause(all: false)  // not asked ahead: ask now
+        }
     }
 
     func revert() throws(ProviderError) {
+        cancelVerify()
+        reactiveWanted = false
+        running = nil
         source?.cancel()
         source = nil
+        timeoutTimer?.cancel()
+        timeoutTimer = nil
         if let connection { carrel_media_close(connection) }
         connection = nil
     }
@@ -51,13 +65,121 @@ final class MediaProvider: RestrictionProvider {
         guard let connection else { return }
         guard carrel_media_process(connection) == 0, carrel_media_connected(connection) != 0 else {
             // The bus went away: stop watching (the fd would stay readable);
-            // the next verify reports it.
+            // the next verify reports it, and a run out ends with it.
             source?.cancel()
             source = nil
+            collect()
             return
         }
-        guard carrel_media_take_playing(connection) != 0 else { return }
-        do { try pause(all: false) } catch { logger("media: \(error.message)") }
+        if carrel_media_take_playing(connection) != 0 {
+            reactiveWanted = true
+            startNextRun()
+        }
+        collect()
+    }
+
+    // MARK: - Runs without waiting
+
+    private enum Reading {
+        case paused
+        case failed(ProviderError)
+    }
+    /// What a run is for: the verify asked for as `asked` (only its own
+    /// run answers a verify: one started before was asked before it), or a
+    /// player said to play.
+    private enum Purpose { case verify(asked: Int), reactive }
+    /// Counts verifies asked for and dropped.
+    private var asked = 0
+
+    /// What the run made for the next verify found; taken by `verify`.
+    private var reading: Reading?
+    /// The verify waiting for its run (its run may not have started yet).
+    private var verifyReady: (() -> Void)?
+    /// A player said it plays: a run to pause it is wanted.
+    private var reactiveWanted = false
+    /// What the run now out is for (nil: none is out).
+    private var running: Purpose?
+    private var timeoutTimer: EventLoopTimer?
+
+    /// Asks the players without waiting; `ready` runs on the loop when the
+    /// answers are in (or the run failed), for `verify` to judge.
+    func prepareVerify(_ ready: @escaping () -> Void) {
+        reading = nil
+        asked += 1
+        guard connection != nil else { ready(); return }  // verify fails on its own
+        verifyReady = ready
+        startNextRun()
+    }
+
+    func cancelVerify() {
+        asked += 1
+        verifyReady = nil
+        reading = nil
+    }
+
+    /// Starts the run wanted next, if none is out: the verify's first.
+    private func startNextRun() {
+        guard running == nil, let connection else { return }
+        let purpose: Purpose
+        if verifyReady != nil {
+            purpose = .verify(asked: asked)
+        } else if reactiveWanted {
+            purpose = .reactive
+            reactiveWanted = false
+        } else {
+            return
+        }
+        var error = [CChar](repeating: 0, count: 512)
+        guard carrel_media_pause_start(connection, 0, &error, error.count) == 0 else {
+            finished(purpose, .failed(ProviderError(String(cString: error))), paused: "")
+            return
+        }
+        running = purpose
+        armTimeout()
+    }
+
+    /// Handles what the bus has (answers, and calls that timed out) and a
+    /// run whose last answer is in.
+    private func collect() {
+        guard let connection, let purpose = running else { return }
+        _ = carrel_media_process(connection)
+        var error = [CChar](repeating: 0, count: 512)
+        var paused = [CChar](repeating: 0, count: 1024)
+        let taken = carrel_media_pause_take(connection, &paused, paused.count, &error, error.count)
+        guard taken != 0 else {
+            armTimeout()
+            return
+        }
+        running = nil
+        timeoutTimer?.disarm()
+        finished(purpose, taken > 0 ? .paused : .failed(ProviderError(String(cString: error))),
+                 paused: String(cString: paused))
+    }
+
+    private func finished(_ purpose: Purpose, _ result: Reading, paused: String) {
+        if !paused.isEmpty { logger("media: paused \(paused) (it started playing during the session)") }
+        switch purpose {
+        case .verify(let forAsked):
+            guard forAsked == asked, let ready = verifyReady else { break }  // dropped, or asked again since
+            verifyReady = nil
+            reading = result
+            ready()
+        case .reactive:
+            if case .failed(let problem) = result { logger("media: \(problem.message)") }
+        }
+        startNextRun()
+    }
+
+    /// Calls out time out by the bus's own clock: sd-bus reports them when
+    /// processed, so the loop processes it then.
+    private func armTimeout() {
+        guard let connection else { return }
+        let left = carrel_media_next_timeout_usec(connection)
+        guard left != UInt64.max else { return }
+        if timeoutTimer == nil {
+            timeoutTimer = EventLoopTimer(loop: loop) { [unowned self] in collect() }
+        }
+        timeoutTimer?.arm(after: .milliseconds(Int64(left / 1000) + 1))
     }
 
     private func pause(all: Bool) throws(ProviderError) {

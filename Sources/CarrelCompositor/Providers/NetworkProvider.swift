@@ -7,7 +7,17 @@ import Glibc
 /// `NetworkExemption` for whose cgroup that is). Applying loads Carrel's own
 /// nftables table in one transaction; reverting deletes it and moves an
 /// adopted owner process back where it was.
-final class NetworkProvider: RestrictionProvider {
+/// A provider whose verify first reads something slow (a program's or a
+/// peer's answer): read ahead without waiting, then judged by `verify`.
+protocol VerifiedAhead: AnyObject {
+    var name: String { get }
+    /// Starts the reading; `ready` runs on the loop once it is in.
+    func prepareVerify(_ ready: @escaping () -> Void)
+    /// Drops a reading under way (its `ready` never runs).
+    func cancelVerify()
+}
+
+final class NetworkProvider: RestrictionProvider, VerifiedAhead {
     let name = ProvidersPolicy.network
     private let cgroup: SessionCgroup?
     /// Why there is no cgroup (said when applying: fail closed).

@@ -59,6 +59,8 @@ final class ProviderHost {
     private let logger: Logger
     private var timer: EventLoopTimer?
     private let network: NetworkProvider?
+    /// The providers whose verify reads ahead (network, media), in order.
+    private var readAhead: [VerifiedAhead] = []
     /// Called with the client's message when a verify fails.
     var integrityLost: (String) -> Void = { _ in }
     /// The pid of a client's connection, for the network provider to keep
@@ -110,8 +112,11 @@ final class ProviderHost {
         }
         if policy.media {
             let address = getenv("DBUS_SESSION_BUS_ADDRESS").map { String(cString: $0) }
-            providers.append(MediaProvider(address: address, loop: loop) { [logger] in logger.notice("\($0)") })
+            let media = MediaProvider(address: address, loop: loop) { [logger] in logger.notice("\($0)") }
+            providers.append(media)
+            readAhead.append(media)
         }
+        if let network { readAhead.insert(network, at: 0) }
         self.cgroup = cgroup
         cgroupProblem = problem
         self.network = network
@@ -354,20 +359,27 @@ final class ProviderHost {
 
     private func dropVerifyInFlight() {
         verifyRound += 1
-        network?.cancelVerify()
+        for provider in readAhead { provider.cancelVerify() }
     }
 
-    /// The network table is read first, without waiting (the loop goes on
-    /// drawing); the verify itself runs once the reading is in.
+    /// What the applied providers verify by is read first, without waiting
+    /// (the network table's listing, the players' answers: the loop goes on
+    /// drawing); the verify itself runs once every reading is in.
     private func verifyNow() {
         let round = verifyRound
-        guard let network, coordinator.appliedNames.contains(network.name) else {
+        let applied = coordinator.appliedNames
+        let reading = readAhead.filter { applied.contains($0.name) }
+        var left = reading.count
+        guard left > 0 else {
             verifyReadings()
             return
         }
-        network.prepareVerify { [weak self] in
-            guard let self, verifyRound == round else { return }
-            verifyReadings()
+        for provider in reading {
+            provider.prepareVerify { [weak self] in
+                guard let self, verifyRound == round else { return }
+                left -= 1
+                if left == 0 { verifyReadings() }
+            }
         }
     }
 
