@@ -1,6 +1,7 @@
 """Drivers of the clients the integration tests start: the pywayland client of
 carrel-assessment-v1 (assessment_client.py: Driver, and World, a running carrel
-with its app socket and the clients a test starts) and carrelctl (Ctl). The
+with its app socket and the clients a test starts) and carrelctl (Ctl), and the
+small helpers several test files share to begin sessions with them. The
 fixtures that hand these to tests live in conftest.py."""
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import carrel_harness as h
 CLIENT = Path(assessment_client.__file__).resolve()
 EVENT_TIMEOUT = 10.0  # began waits for a presented frame; the policy's own bound is 3 s
 CTL_TIMEOUT = 15.0
+EXIT_REFUSED, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_PERMISSION = 1, 64, 69, 77
 
 
 def ctl_bin() -> Path:
@@ -251,7 +253,7 @@ class World:
             f"'No selection' and a non-zero status"
 
 
-class _WithControlSocket:
+class WithControlSocket:
     """Hands World a factory whose carrels serve the control socket at `path`."""
 
     def __init__(self, factory, path: Path) -> None:
@@ -259,6 +261,16 @@ class _WithControlSocket:
 
     def start(self, args=(), **kwargs):
         return self.factory.start(args=["--control-socket", str(self.path), *args], **kwargs)
+
+
+class WithAuditLog:
+    """Hands World a factory whose carrels append to the audit log at `path`."""
+
+    def __init__(self, factory, path: Path) -> None:
+        self.factory, self.path = factory, path
+
+    def start(self, **kwargs):
+        return self.factory.start(audit_log=self.path, **kwargs)
 
 
 class Ctl:
@@ -305,3 +317,78 @@ class Ctl:
 
     def status(self) -> dict:
         return self.json("status")["status"]
+
+
+def begin_session(world: World, limit: int = 600):
+    a = world.client("exam")
+    a.map()
+    a.bind()
+    a.send(f"config c ; time_limit c {limit}")
+    a.begin(config="c")
+    a.began()
+    return a
+
+
+class Factory:
+    def __init__(self, factory, args) -> None:
+        self.factory, self.args = factory, args
+
+    def start(self, args=(), **kwargs):
+        return self.factory.start(args=[*self.args, *args], **kwargs)
+
+
+def guided_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
+                 control_dir, carrelctl, policy_text: str):
+    path = control_dir / "ctl" / "control.sock"
+    policy = tmp_path / "policy.toml"
+    policy.write_text(policy_text)
+    world = World(Factory(carrel, ["--control-socket", str(path), "--policy", str(policy)]), procs, logdir,
+                  logs, tmp_path, client_python, pywayland_protocols)
+    return world, Ctl(carrelctl, path, logdir, logs)
+
+
+EXAM = (0x33, 0x66, 0xCC)  # what assessment_client.py paints over the whole output
+OUTPUT = (1280, 720)
+
+
+def begin_exam(w):
+    """An app-role exam client with a mapped fullscreen window and an active session."""
+    exam = w.client("exam")
+    exam.map()
+    exam.bind()
+    exam.begin()
+    exam.began()
+    return exam
+
+
+def end_exam(exam):
+    exam.send("end s")
+    exam.expect(r"session s ended", what="ended after end")
+
+
+def lines(path: Path, prefix: str) -> list[str]:
+    """The example's event lines, without its name."""
+    text = path.read_text(errors="replace") if path.exists() else ""
+    return [line[len(prefix) + 2:] for line in text.splitlines() if line.startswith(prefix + ": ")]
+
+
+def guessed_bind(socket_path: str, interface: str) -> tuple:
+    """A raw client binds global name 1 as `interface` (a global it was never
+    shown: pywayland cannot even name such an interface); returns the
+    protocol error Carrel sent, or None."""
+    import struct
+    import sys
+    sys.path.insert(0, str(h.REPO / "Tests" / "fuzz"))
+    from carrel_fuzz import Conn, message, wl_string
+
+    conn = Conn(socket_path)
+    conn.registry = 2
+    conn.send(message(1, 1, struct.pack("<I", 2)))  # wl_display.get_registry
+    conn.roundtrip(3, 5.0)
+    body = struct.pack("<I", 1) + wl_string(interface.encode()) + struct.pack("<II", 1, 4)
+    conn.send(message(2, 0, body))  # wl_registry.bind(1, interface, 1, new id 4)
+    deadline = time.monotonic() + 5
+    while conn.error is None and not conn.closed and time.monotonic() < deadline:
+        conn.pump(0.1)
+    conn.close()
+    return conn.error

@@ -17,7 +17,13 @@ import pytest
 import assessment_client
 import carrel_harness as h
 import skip_policy
-from carrel_clients import Ctl, World, _WithControlSocket, ctl_bin
+from carrel_clients import Ctl, WithControlSocket, World, ctl_bin
+
+# The helper modules hold code that several test files share; pytest rewrites
+# their asserts as it does a test file's, so a failure in one explains itself
+# the same way. (Registered before any test file imports them.)
+pytest.register_assert_rewrite("assessment_protocol", "audit_log", "carrel_log", "input_method", "netns",
+                               "privileged_setup", "probe", "x_display")
 
 # Backstop: no test may run longer than this, whatever a bounded wait missed.
 TEST_BUDGET_SECONDS = int(os.environ.get("CARREL_TEST_BUDGET", "45"))
@@ -212,6 +218,6 @@ def ctl_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_pr
               control_dir, carrelctl):
     """A World whose carrel serves the control socket, and a Ctl for that socket."""
     path = control_dir / "ctl" / "control.sock"
-    world = World(_WithControlSocket(carrel, path), procs, logdir, logs, tmp_path, client_python,
+    world = World(WithControlSocket(carrel, path), procs, logdir, logs, tmp_path, client_python,
                   pywayland_protocols)
     return world, Ctl(carrelctl, path, logdir, logs)

@@ -23,13 +23,11 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import ACTIVE, FEATURES, INACTIVE, MANAGER, NOT_ENTITLED, World
-from test_enforcement import x_windows
-from test_visual import screenshot, start_xvfb
+from assessment_protocol import ACTIVE, INACTIVE, MANAGER, NOT_ENTITLED, lock_only
+from carrel_clients import World
+from x_display import CENTRE, PROMPT, colour_count, screenshot, start_xvfb, x_windows
 
-ALL_FEATURES = sorted(FEATURES)
 # Overlay.swift's background colours.
-PROMPT = (0x1A, 0x3A, 0x6E)
 BANNER = (0x8A, 0x1C, 0x7C)
 BANNER_SECONDS = 3
 EXAM = (0x33, 0x66, 0xCC)  # assessment_client.py's window
@@ -60,13 +58,6 @@ class AppLockWorld(World):
             return self.client(name, role="untrusted")
         finally:
             self.python = ordinary
-
-
-def lock_only(driver, config: str = "c", time_limit: int | None = None) -> None:
-    commands = [f"config {config}"] + [f"allow {config} {f}" for f in ALL_FEATURES]
-    if time_limit is not None:
-        commands.append(f"time_limit {config} {time_limit}")
-    driver.send(" ; ".join(commands))
 
 
 def sees_manager(driver) -> bool:
@@ -163,14 +154,7 @@ def test_app_lock_hides_the_app_and_shows_the_locking_client(
 # On screen: confirmation and banner
 
 
-def colour_count(image, colour, box, step=4) -> int:
-    x0, y0, x1, y1 = box
-    return sum(1 for y in range(y0, y1, step) for x in range(x0, x1, step)
-               if all(abs(a - b) <= 3 for a, b in zip(image.pixel(x, y), colour)))
-
-
 # carrel's X window is 1280x720 at the screen's corner (no window manager).
-CENTRE = (140, 260, 1140, 460)
 TOP = (140, 0, 1140, 140)
 
 

@@ -25,73 +25,20 @@ from pathlib import Path
 
 import pytest
 
-import assessment_client
 import carrel_harness as h
-from carrel_clients import CLIENT, EVENT_TIMEOUT, Driver, World  # noqa: F401  (other tests import them from here)
+from assessment_protocol import (ACTIVE, ALREADY_ACTIVE, ALREADY_ENDED, ALREADY_SET, BAD_SURFACE,
+                                 CLIENT_ENFORCEMENT, CONFIGURATION, ENFORCEMENTS, FAILED_INTERRUPTED,
+                                 FEATURES, INACTIVE, INVALID_FEATURE, INVALID_TIME_LIMIT, MANAGER,
+                                 MANAGER_WIRE, NOT_A_FEATURE, NOT_BEGUN, SESSION, SURFACE_NOT_READY,
+                                 TEXT_ASSISTANCE, TIME_LIMIT, UNSUPPORTED_CONFIGURATION, expect_lock_state,
+                                 lock_states, wait_lock_state)
 
 QUIET_PERIOD = 1.5  # how long "nothing more arrives" is watched for
 
-# Wire values, from the enums pywayland's scanner generates from
-# protocols/carrel-assessment-v1.xml (the contract), never literals.
-WIRE = assessment_client.wire()
-_MANAGER, _CONFIGURATION, _SESSION = (WIRE.CarrelAssessmentManagerV1, WIRE.CarrelAssessmentConfigurationV1,
-                                      WIRE.CarrelAssessmentSessionV1)
-FEATURES = {f.value for f in _MANAGER.feature}  # spell_check .. screen_reader
-CLIENT_ENFORCEMENT = _MANAGER.enforcement.client.value
-ENFORCEMENTS = {e.value for e in _MANAGER.enforcement}
-# A compositor cannot switch off an app's own spell checker, prediction or
-# autocorrection: the XML's example of a client-enforced feature.
-TEXT_ASSISTANCE = {_MANAGER.feature.spell_check.value, _MANAGER.feature.predictive_text.value,
-                   _MANAGER.feature.autocorrect.value}
-INACTIVE, ACTIVE = _MANAGER.lock_state.inactive.value, _MANAGER.lock_state.active.value
-_FAILURE = _SESSION.failure_reason
-OTHER, ALREADY_ACTIVE, NOT_ENTITLED = _FAILURE.other.value, _FAILURE.already_active.value, _FAILURE.not_entitled.value
-UNSUPPORTED_CONFIGURATION, SURFACE_NOT_READY = _FAILURE.unsupported_configuration.value, _FAILURE.surface_not_ready.value
-RESTRICTION_FAILED, CANCELLED = _FAILURE.restriction_failed.value, _FAILURE.cancelled.value
-FAILED_INTERRUPTED, PRECONDITIONS_UNMET = _FAILURE.interrupted.value, _FAILURE.preconditions_unmet.value
-_INTERRUPTION = _SESSION.interruption_reason
-INTEGRITY, ADMINISTRATIVE = _INTERRUPTION.integrity.value, _INTERRUPTION.administrative.value
-TIME_LIMIT = _INTERRUPTION.time_limit.value
-MANAGER, CONFIGURATION, SESSION = _MANAGER.name, _CONFIGURATION.name, _SESSION.name
-# Protocol error codes.
-BAD_SURFACE = _MANAGER.error.bad_surface.value
-ALREADY_SET, INVALID_FEATURE = _CONFIGURATION.error.already_set.value, _CONFIGURATION.error.invalid_feature.value
-INVALID_TIME_LIMIT = _CONFIGURATION.error.invalid_time_limit.value
-NOT_BEGUN, ALREADY_ENDED = _SESSION.error.not_begun.value, _SESSION.error.already_ended.value
-NOT_A_FEATURE = max(FEATURES) + 1
-
 
 # ---------------------------------------------------------------------------
-# Helpers (the fixtures are in conftest.py; Driver and World in carrel_clients.py)
-
-
-def start_xvfb(procs, logdir, logs) -> str:
-    h.require_tool("Xvfb")  # needed here, so missing it fails rather than skips
-    return h.start_xvfb(procs, logdir, logs)
-
-
-def lock_states(driver: Driver, manager: str = "m") -> list[int]:
-    return [int(line.split()[-1]) for line in driver.matching(f"manager {manager} lock_state \\d+")]
-
-
-def wait_lock_state(driver: Driver, state: int, manager: str = "m",
-                    timeout: float = EVENT_TIMEOUT) -> None:
-    """Waits until the last lock_state the manager heard is state."""
-    def settled():
-        driver.sync()
-        return lock_states(driver, manager)[-1:] == [state]
-
-    assert h.wait_until(settled, timeout, interval=0.1), \
-        f"{driver.name}: lock state did not settle at {state}\n{driver.evidence()}"
-
-
-def expect_lock_state(driver: Driver, state: int, manager: str = "m") -> None:
-    driver.expect(f"manager {manager} lock_state {state}", what=f"lock_state {state} broadcast")
-    driver.expect(f"manager {manager} done", what="done after lock_state")
-
-
-# ---------------------------------------------------------------------------
-# Tests
+# Tests (the fixtures are in conftest.py; Driver and World in carrel_clients.py;
+# the wire values and the lock-state helpers in assessment_protocol.py)
 
 
 def test_bind_sends_each_feature_then_lock_state_then_done(world):
@@ -106,7 +53,7 @@ def test_bind_sends_each_feature_then_lock_state_then_done(world):
         f"spell check, prediction and autocorrect live in the app; only the client can keep " \
         f"them off, yet they were announced as {features}"
     announced = dict(features)
-    feature, enforcement = _MANAGER.feature, _MANAGER.enforcement
+    feature, enforcement = MANAGER_WIRE.feature, MANAGER_WIRE.enforcement
     assert announced[feature.screen_reader.value] == enforcement.client.value, \
         f"a screen reader reads the app over AT-SPI, past the compositor: only the app can keep " \
         f"its accessibility tree from it, yet it was announced as {features}"
@@ -198,7 +145,7 @@ def test_untrusted_client_cannot_see_or_bind_the_manager(world):
 
 CLIENT_BUGS = {
     # name: (commands after a mapped window w and a manager m, interface, code, wait for began)
-    "allow_feature_twice": (f"config c ; allow c {_MANAGER.feature.spell_check.value} ; allow c {_MANAGER.feature.spell_check.value}", CONFIGURATION, ALREADY_SET, False),
+    "allow_feature_twice": (f"config c ; allow c {MANAGER_WIRE.feature.spell_check.value} ; allow c {MANAGER_WIRE.feature.spell_check.value}", CONFIGURATION, ALREADY_SET, False),
     "add_participant_twice": ("config c ; participant c calc ; participant c calc",
                               CONFIGURATION, ALREADY_SET, False),
     "set_time_limit_twice": ("config c ; time_limit c 60 ; time_limit c 60", CONFIGURATION, ALREADY_SET, False),

@@ -15,31 +15,17 @@ import time
 import pytest
 
 import carrel_harness as h
-from test_probe import REGISTRY_ATTACKS, run_probe, start_xvfb
+from carrel_log import began, stderr, wait_log
+from probe import REGISTRY_ATTACKS, run_probe
+from x_display import start_required_xvfb
 
 FRAME_DONE = re.compile(r"wl_callback[@#]\d+\.done\(")
-
-
-def stderr(c) -> str:
-    return c.stderr_path.read_text(errors="replace")
 
 
 def app_pid(c) -> int:
     m = h.wait_until(lambda: re.search(r"launched app \S+ as pid (\d+)", stderr(c)), 10)
     assert m, f"carrel never launched the app\n{c.evidence()}"
     return int(m.group(1))
-
-
-def wait_log(c, text, timeout=15.0, what=None):
-    assert h.wait_until(lambda: text in stderr(c), timeout), \
-        f"carrel never logged {what or text!r}\n{c.evidence()}"
-
-
-def began(c, app):
-    line = re.compile(rf"session began \(on behalf of {re.escape(app)}\)$", re.M)
-    assert h.wait_until(lambda: line.search(stderr(c)), 15), \
-        f"carrel never logged the line `session began (on behalf of {app})`\n{c.evidence()}"
-    return time.monotonic()
 
 
 def assert_grim_fails(c, tmp_path):
@@ -83,7 +69,7 @@ def assert_alive_and_audited(c):
 
 
 def test_session_on_behalf_of_simple_shm(carrel, probe, procs, logdir, logs, tmp_path):
-    display = start_xvfb(procs, logdir, logs)
+    display = start_required_xvfb(procs, logdir, logs)
     c = carrel.start(app=["weston-simple-shm"], args=["--assessment"], backend="x11",
                      env={"DISPLAY": display})
     pid = app_pid(c)
@@ -108,7 +94,7 @@ def test_session_on_behalf_of_simple_shm(carrel, probe, procs, logdir, logs, tmp
 
 def test_session_on_behalf_of_foot(carrel, probe, procs, logdir, logs, tmp_path):
     h.require_tool("foot")
-    display = start_xvfb(procs, logdir, logs)
+    display = start_required_xvfb(procs, logdir, logs)
     # A terminal a candidate could type into: its shell writes a marker, then waits.
     marker = tmp_path / "foot-shell"
     c = carrel.start(app=["foot", "sh", "-c", ': > "$0"; exec sleep 300', str(marker)],

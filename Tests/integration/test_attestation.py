@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import World
+from carrel_clients import World
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "clients" / "python"))

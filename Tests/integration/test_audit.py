@@ -13,26 +13,17 @@ import json
 import os
 import re
 import signal
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 import carrel_harness as h
-from test_assessment import World
+from audit_log import audit, records
+from carrel_clients import World, guessed_bind
 
 ADMINISTRATIVE = 2
 TRANSITIONS = {"began", "failed", "interrupted", "ended", "updated", "update_failed"}
-
-
-def audit(carrelctl: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(carrelctl), "audit", *args], capture_output=True, text=True, timeout=30,
-                          env=h.clean_env())
-
-
-def records(path: Path) -> list:
-    return [json.loads(line) for line in path.read_text().splitlines()]
 
 
 def story(carrelctl: Path, path: Path, session: int = 1) -> list:
@@ -341,28 +332,6 @@ def test_a_long_audit_log_is_verified_after_the_socket_opens(carrel, procs, logd
     else:
         assert r.returncode == 1 and report["broken_line"] == change_line, r.stdout + r.stderr
     world.alive()
-
-
-def guessed_bind(socket_path: str, interface: str) -> tuple:
-    """A raw client binds global name 1 as `interface` (a global it was never
-    shown: pywayland cannot even name such an interface); returns the
-    protocol error Carrel sent, or None."""
-    import struct
-    import sys
-    sys.path.insert(0, str(h.REPO / "Tests" / "fuzz"))
-    from carrel_fuzz import Conn, message, wl_string
-
-    conn = Conn(socket_path)
-    conn.registry = 2
-    conn.send(message(1, 1, struct.pack("<I", 2)))  # wl_display.get_registry
-    conn.roundtrip(3, 5.0)
-    body = struct.pack("<I", 1) + wl_string(interface.encode()) + struct.pack("<II", 1, 4)
-    conn.send(message(2, 0, body))  # wl_registry.bind(1, interface, 1, new id 4)
-    deadline = time.monotonic() + 5
-    while conn.error is None and not conn.closed and time.monotonic() < deadline:
-        conn.pump(0.1)
-    conn.close()
-    return conn.error
 
 
 @pytest.mark.parametrize("interface,kind", [

@@ -31,11 +31,8 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_c_client import audit_story, lines
-try:  # where the shared helpers live now; the fixtures then come from conftest.py
-    from carrel_clients import Ctl
-except ImportError:  # before they moved there
-    from test_carrelctl import Ctl, carrelctl, control_dir  # noqa: F401  (fixtures)
+from audit_log import audit_story
+from carrel_clients import Ctl, lines
 
 BROWSER_ENV = ["GDK_BACKEND=wayland", "GSK_RENDERER=cairo", "WEBKIT_DISABLE_COMPOSITING_MODE=1"]
 NAME = "carrel-browser"
@@ -465,7 +462,7 @@ def test_as_the_x_server_shows_it_the_exam_page_fills_the_screen_while_the_sessi
     it; an administrator's interruption then hides it and ends the session.
     (Once carrel-browser hides the page it ends at once and Carrel, not a
     kiosk here, exits: the hidden screen is proven by the lines, not a picture.)"""
-    from test_visual import screenshot, start_xvfb, save
+    from x_display import save, screenshot, start_xvfb
 
     h.require_tool("Xvfb")
     display = start_xvfb(procs, logdir, logs)
@@ -580,8 +577,7 @@ def x_exam(carrel, browser_bin, lms, procs, logdir, logs, page: bytes, extra=(),
     """Carrel nested in Xvfb running carrel-browser as its exam app on `page`
     (the quiz); returns (carrel, display) once the page has loaded and
     Carrel's X window has the keyboard (xdotool types into it)."""
-    from test_enforcement import x_windows
-    from test_visual import start_xvfb
+    from x_display import start_xvfb, x_windows
 
     h.require_tool("Xvfb")
     h.require_tool("xdotool")
@@ -605,7 +601,7 @@ def xdo(display: str, *args: str) -> None:
 
 def wait_green(display: str, artifacts_dir, name: str) -> None:
     """The quiz page (green) fills most of the screen as the X server shows it."""
-    from test_visual import save, screenshot
+    from x_display import save, screenshot
     shown = h.wait_until(lambda: green_pixels(screenshot(display)) > 0.8 * 1280 * 720, h.CLIENT_TIMEOUT,
                          interval=0.25)
     if not shown:
@@ -630,7 +626,7 @@ def test_japanese_typed_through_mozc_into_a_web_form_reaches_the_server(
     Carrel's trace shows the keys given to the input method for the exam
     app's window."""
     import urllib.parse
-    from test_input_method import write_policy
+    from input_method import write_policy
 
     h.require_tool("fcitx5")
     policy = write_policy(tmp_path, ["mozc"])
@@ -667,7 +663,7 @@ def test_without_allow_input_method_the_web_form_gets_the_plain_keys(
     input_method: the engine runs but composes for nobody, and the form posts
     the romaji as typed."""
     import urllib.parse
-    from test_input_method import write_policy
+    from input_method import write_policy
 
     h.require_tool("fcitx5")
     policy = write_policy(tmp_path, ["mozc"])
@@ -717,7 +713,7 @@ def test_the_web_process_killed_hides_the_exam_and_ends_the_session(
     quiz is shown: the page goes from the screen (the X server shows none of
     it, only carrel-browser's notice), the session ends (Carrel's audit log),
     nothing of the exam is requested again, and carrel-browser, closed, exits 4."""
-    from test_visual import save, screenshot
+    from x_display import save, screenshot
 
     page = (b"<!doctype html><html><body style='margin:0;background:#10a030'>"
             b"<h1 style='color:#fff'>Question 1</h1></body></html>")
@@ -775,7 +771,7 @@ def test_developer_tools_view_source_and_print_shortcuts_do_nothing(
     no view-source navigation, no printing (the page sees no beforeprint, nor
     the keys), nothing requested, the screen as it was; a plain key after
     them reaches the page."""
-    from test_visual import save, screenshot
+    from x_display import save, screenshot
 
     c, display = x_exam(carrel, browser_bin, lms, procs, logdir, logs, SHORTCUT_QUIZ.encode())
     wait_green(display, artifacts_dir, "browser-shortcuts-before")

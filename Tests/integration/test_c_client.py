@@ -24,7 +24,8 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_carrelctl import Ctl
+from audit_log import audit_story
+from carrel_clients import Ctl, lines
 
 EXAMPLES = h.REPO / "examples"
 MISUSE_CLIENT = Path(__file__).resolve().parent / "toolkit_misuse_client.py"
@@ -113,26 +114,6 @@ def qt6_exam(installed, tmp_path_factory) -> Path:
         f"Qt's platform headers are not under {private}; install qt6-base-private-dev"
     flags.append(f"-I{private}")
     return build_example(cxx, "qt6-exam.cpp", flags, env, tmp_path_factory.mktemp("qt6-exam") / "qt6-exam")
-
-
-def lines(path: Path, prefix: str) -> list[str]:
-    """The example's event lines, without its name."""
-    text = path.read_text(errors="replace") if path.exists() else ""
-    return [line[len(prefix) + 2:] for line in text.splitlines() if line.startswith(prefix + ": ")]
-
-
-def audit_story(c: h.Carrel) -> list[str]:
-    """The session events of the audit log, in order (what Carrel itself
-    recorded), of the first session that began (1 when none did): a Qt exam
-    may retry a begin that came before its first frame was committed."""
-    records = [json.loads(line) for line in c.audit_log.read_text().splitlines()]
-    session = next((r.get("session") for r in records if r["event"] == "began"), 1)
-    events = []
-    for record in records:
-        if record.get("session") == session and record["event"] in ("begin", "began", "interrupted", "ended",
-                                                                    "failed"):
-            events.append(record["event"] + (f" {record['reason']}" if record["event"] == "interrupted" else ""))
-    return events
 
 
 def run_exam(carrel, app: list, name: str) -> tuple[h.Carrel, list[str]]:
@@ -225,7 +206,7 @@ def test_as_the_x_server_shows_it_only_the_exam_is_seen_while_its_session_holds(
     session, never while the exam's session holds (the exam's own window is
     what shows), and the exam hides its content and ends when an
     administrator interrupts it; the audit log records that story."""
-    from test_visual import screenshot, start_xvfb, save
+    from x_display import save, screenshot, start_xvfb
 
     h.require_tool("Xvfb")  # start_xvfb alone would skip; this suite's tools are required
     name, command = EXAMS[exam]

@@ -27,20 +27,9 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from carrel_clients import CTL_TIMEOUT, Ctl, World, _WithControlSocket, ctl_bin  # noqa: F401  (other tests import them from here)
-from test_assessment import ADMINISTRATIVE
-
-EXIT_REFUSED, EXIT_USAGE, EXIT_UNAVAILABLE, EXIT_PERMISSION = 1, 64, 69, 77
-
-
-def begin_session(world: World, limit: int = 600):
-    a = world.client("exam")
-    a.map()
-    a.bind()
-    a.send(f"config c ; time_limit c {limit}")
-    a.begin(config="c")
-    a.began()
-    return a
+from assessment_protocol import ADMINISTRATIVE
+from carrel_clients import (CTL_TIMEOUT, EXIT_PERMISSION, EXIT_REFUSED, EXIT_UNAVAILABLE, EXIT_USAGE, Ctl,
+                            begin_session)
 
 
 # ---------------------------------------------------------------------------

@@ -12,9 +12,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-
-
-demo_bin = h.demo_bin  # other tests import it from here
+from x_display import field_box, ink_in
 
 
 def events(c: h.Carrel) -> list[str]:
@@ -72,47 +70,12 @@ wait-ended 60
 """
 
 
-def field_box(image):
-    """The answer field's inside: the bounding box of pure white, which on the question
-    screen only the field paints (the screen is cream, its buttons grey, Xvfb's root
-    black); None unless it is a field: large and nearly all white (other screens have
-    white text on dark ground)."""
-    xs, ys = [], []
-    white = b"\xff\xff\xff"
-    for y, row in enumerate(image.rgb_rows()):
-        at = row.find(white)
-        while at != -1:
-            if at % 3 == 0:
-                xs.append(at // 3)
-                ys.append(y)
-            at = row.find(white, at + 3)
-    if not xs:
-        return None
-    box = (min(xs), min(ys), max(xs), max(ys))
-    area = (box[2] - box[0] + 1) * (box[3] - box[1] + 1)
-    large = box[2] - box[0] > 300 and box[3] - box[1] > 40
-    return box if large and len(xs) > 0.8 * area else None
-
-
-def ink_in(image, box) -> int:
-    """Dark pixels (text, caret) inside box."""
-    x0, y0, x1, y1 = box
-    count = 0
-    for y, row in enumerate(image.rgb_rows()):
-        if y0 <= y <= y1:
-            for x in range(x0, x1 + 1):
-                if max(row[3 * x:3 * x + 3]) < 100:
-                    count += 1
-    return count
-
-
 def test_free_text_question_takes_typed_keys_renders_and_logs_them(carrel, demo, procs, logdir, logs,
                                                                      tmp_path, artifacts_dir):
     """Real key presses (XTEST, through xdotool) into carrel's window on Xvfb, no input method:
     letters that are shortcuts elsewhere (e, x, a, m) and Backspace edit the field, the text
     shows in the X server's own screenshot, and Enter hands in with the answer in the log."""
-    from test_visual import save, screenshot, start_xvfb
-    from test_enforcement import x_windows
+    from x_display import save, screenshot, start_xvfb, x_windows
 
     h.require_tool("xdotool")
     display = start_xvfb(procs, logdir, logs)
@@ -181,7 +144,7 @@ def test_demo_exam_calculator_question_shows_galculator_beside_it_only_while_the
     launches galculator, `began` waits for its window, it shows in the column
     right of the exam (as the X server's own screenshot shows), and it is gone
     once the session has ended."""
-    from test_visual import save, screenshot, start_xvfb
+    from x_display import save, screenshot, start_xvfb
     if not Path("/usr/bin/galculator").exists():
         pytest.fail("/usr/bin/galculator is missing; install it (Debian package galculator; "
                     "meson-helpers/packages.sh lists it)")

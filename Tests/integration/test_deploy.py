@@ -45,7 +45,8 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import RESTRICTION_FAILED, World
+from assessment_protocol import RESTRICTION_FAILED
+from carrel_clients import World
 
 INSTALL = h.REPO / "meson-helpers" / "install"
 PROGRAMS = ("carrel", "carrelctl", "carrel-demo-exam", "carrel-privileged")
@@ -439,7 +440,7 @@ def test_separated_units_execstart_lines_run_as_systemd_would(staged, procs, log
     cgroup, system.slice/carrel-kiosk.service, made and chowned to `carrel`."""
     if os.geteuid() != 0:
         pytest.skip("needs root: mount and network namespaces stand in for the installed machine")
-    from test_privileged import MOUNT, account, unit_bounding_set
+    from privileged_setup import MOUNT, account, unit_bounding_set
     h.require_tool("unshare")
     h.require_tool("nsenter")
     h.require_tool("dbus-run-session")

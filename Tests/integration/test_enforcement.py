@@ -16,26 +16,9 @@ import time
 import pytest
 
 import carrel_harness as h
-from test_assessment import ADMINISTRATIVE, INTEGRITY
-from test_visual import screenshot
-
-EXAM = (0x33, 0x66, 0xCC)
-OUTPUT = (1280, 720)
-
-
-def begin_exam(w):
-    """An app-role exam client with a mapped fullscreen window and an active session."""
-    exam = w.client("exam")
-    exam.map()
-    exam.bind()
-    exam.begin()
-    exam.began()
-    return exam
-
-
-def end_exam(exam):
-    exam.send("end s")
-    exam.expect(r"session s ended", what="ended after end")
+from assessment_protocol import ADMINISTRATIVE, INTEGRITY
+from carrel_clients import EXAM, OUTPUT, begin_exam, end_exam
+from x_display import CURTAIN, press_keys, screenshot, x_windows
 
 
 def foreign_pixels(image, colour=EXAM, step=8):
@@ -244,7 +227,8 @@ def test_probe_reports_every_attack_blocked_during_a_session(x11_world, artifact
     """carrel-probe, untrusted, tries everything while the exam is locked: all
     blocked. After ended, its window is shown again (frame callbacks answered),
     so the verdicts during the session are not blindness of the probe."""
-    from test_probe import ALL_ATTACKS, PROBE_TIMEOUT, ProbeRun, probe_bin
+    from carrel_harness import probe_bin
+    from probe import ALL_ATTACKS, PROBE_TIMEOUT, ProbeRun
 
     def probe_run(name, *args):
         client = w.carrel.client([str(probe), *args], name=name)
@@ -276,7 +260,7 @@ def test_output_plugged_in_during_a_session_interrupts_it(carrel, procs, logdir,
     outputs a new session begins (its began waits for a frame on both)."""
     import signal as sig
 
-    from test_assessment import World
+    from carrel_clients import World
 
     w = World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
               env={"CARREL_TEST_OUTPUT_HOTPLUG": "1"})
@@ -302,18 +286,6 @@ def test_output_plugged_in_during_a_session_interrupts_it(carrel, procs, logdir,
     assert "output HEADLESS-2" in w.carrel.stderr_path.read_text(), w.carrel.evidence()
 
 
-# wlroots' x11 backend grey the curtain is drawn in: Output.swift's (0.08, 0.09, 0.11).
-CURTAIN = (0x14, 0x17, 0x1C)
-
-
-def x_windows(display):
-    """The root's children, topmost first (xwininfo lists them in stacking order)."""
-    h.require_tool("xwininfo")
-    r = subprocess.run(["xwininfo", "-root", "-children", "-display", display], env=h.clean_env(),
-                       capture_output=True, text=True, timeout=10)
-    return re.findall(r"^\s+(0x[0-9a-f]+) ", r.stdout, re.M)
-
-
 def test_second_output_shows_only_the_curtain_during_a_session(carrel, procs, logdir, logs,
                                                                tmp_path, client_python,
                                                                pywayland_protocols, paint_bin,
@@ -321,8 +293,8 @@ def test_second_output_shows_only_the_curtain_during_a_session(carrel, procs, lo
     """Two outputs (two X windows under Xvfb, moved side by side): during a session the
     primary shows the exam and the other one only the curtain colour, while an untrusted
     client paints; before began and after ended the second output is not curtained."""
-    from test_assessment import World
-    from test_visual import start_xvfb
+    from carrel_clients import World
+    from x_display import start_xvfb
 
     h.require_tool("xdotool")
     display = start_xvfb(procs, logdir, logs, screen=(2600, 760))
@@ -375,7 +347,7 @@ def test_capture_enabled_by_policy_works_outside_sessions_and_fails_during(
     captures before and after a session, not during it (the global is hidden, so new
     captures fail), an untrusted grim never; wf-recorder, bound before the session, has
     its frames fail from begin on ("Failed to copy frame") and carrel logs them."""
-    from test_assessment import World
+    from carrel_clients import World
 
     h.require_tool("grim")
     h.require_tool("wf-recorder")
@@ -418,17 +390,6 @@ def test_capture_enabled_by_policy_works_outside_sessions_and_fails_during(
     w.alive()
 
 
-def press_keys(display: str, keys: str) -> None:
-    """A real key press (XTEST, through xdotool) into carrel's window on Xvfb."""
-    h.require_tool("xdotool")
-    env = h.clean_env({"DISPLAY": display})
-    window = x_windows(display)[0]
-    subprocess.run(["xdotool", "windowfocus", "--sync", window], env=env, check=True, timeout=10)
-    subprocess.run(["xdotool", "key", keys], env=env, check=True, timeout=10)
-
-
-
-
 @pytest.mark.parametrize("defined", [True, False], ids=["policy-binding", "no-binding"])
 def test_emergency_binding_interrupts_a_session_only_when_the_policy_defines_one(
         carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, defined):
@@ -436,9 +397,10 @@ def test_emergency_binding_interrupts_a_session_only_when_the_policy_defines_one
     combination does nothing outside a session, nothing with a modifier missing, and during a
     session interrupts it (administrative); restrictions stay until the app ends. Without the
     key in the policy (the built-in default) the same keys interrupt nothing."""
-    from test_assessment import World, start_xvfb
+    from carrel_clients import World
+    from x_display import start_required_xvfb
 
-    display = start_xvfb(procs, logdir, logs)
+    display = start_required_xvfb(procs, logdir, logs)
     policy = tmp_path / "policy.toml"
     policy.write_text('[emergency]\nbinding = "Ctrl+Alt+Shift+E"\n' if defined else "")
     w = World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,

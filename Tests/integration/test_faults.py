@@ -33,7 +33,8 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import CANCELLED, INTEGRITY, RESTRICTION_FAILED, WIRE, World
+from assessment_protocol import CANCELLED, INTEGRITY, RESTRICTION_FAILED, WIRE
+from carrel_clients import World
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
 import carrel_fuzz as wire  # noqa: E402

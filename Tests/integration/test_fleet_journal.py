@@ -37,9 +37,8 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import World
-from test_audit import records
-from test_carrelctl import Ctl, _WithControlSocket
+from audit_log import records
+from carrel_clients import Ctl, WithControlSocket, World
 
 REMOTE = "/lib/systemd/systemd-journal-remote"
 JOURNALD = "/lib/systemd/systemd-journald"
@@ -96,7 +95,7 @@ class Seat:
         os.mkfifo(self.fifo)
         self.receivers = [Receiver(procs, self.fifo, base / f"{name}-first.journal", logdir, logs)]
         socket_path = control_dir / name / "control.sock"
-        self.world = World(_WithControlSocket(carrel, socket_path), procs, logdir, logs, base, python, protocols,
+        self.world = World(WithControlSocket(carrel, socket_path), procs, logdir, logs, base, python, protocols,
                            args=["--journal-export", str(self.fifo)])
         (logdir / name).mkdir()
         self.ctl = Ctl(carrelctl, socket_path, logdir / name, logs)

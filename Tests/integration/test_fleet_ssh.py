@@ -26,10 +26,8 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import World
-from test_audit import audit, records
-from test_carrelctl import Ctl, _WithControlSocket
-from test_metrics import _WithAuditLog
+from audit_log import audit, records
+from carrel_clients import Ctl, WithAuditLog, WithControlSocket, World
 
 ADMINISTRATIVE = 2
 SSHD = "/usr/sbin/sshd"
@@ -177,7 +175,7 @@ def test_a_room_is_extended_by_clush_through_each_seats_sshd_with_the_keys_name_
         control = control_dir / seat / "control.sock"
         log = tmp_path / f"{seat}-audit.jsonl"
         (tmp_path / seat).mkdir()
-        world = World(_WithControlSocket(_WithAuditLog(carrel, log), control), procs, logdir, logs,
+        world = World(WithControlSocket(WithAuditLog(carrel, log), control), procs, logdir, logs,
                       tmp_path / seat, client_python, pywayland_protocols)
         a = world.client(f"exam-{seat}")
         a.map()

@@ -17,7 +17,8 @@ import subprocess
 import time
 
 import carrel_harness as h
-from test_assessment import ADMINISTRATIVE, CLIENT, Driver
+from assessment_protocol import ADMINISTRATIVE
+from carrel_clients import CLIENT, Driver
 
 NOTICE, GRACE = 1.0, 5.0  # ControlRequest.forceEndNotice, .forceEndGrace
 
@@ -110,8 +111,8 @@ def test_force_end_in_single_app_mode_stops_the_launched_app_and_it_comes_back(
         carrel, carrelctl, control_dir, logdir, logs, tmp_path):
     """The launched app (the demo exam, sleeping in its session) is the one stopped; Single
     App Mode relaunches it, and its next session begins."""
-    from test_carrelctl import Ctl
-    from test_demo_exam import demo_bin
+    from carrel_clients import Ctl
+    from carrel_harness import demo_bin
 
     script = tmp_path / "hang.script"
     script.write_text("begin\nwait-began\nsleep 300\n")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import World
+from carrel_clients import World
 
 FUZZER = Path(__file__).resolve().parents[1] / "fuzz" / "carrel_fuzz.py"
 FUZZ_SECONDS = float(__import__("os").environ.get("CARREL_FUZZ_SECONDS", "60"))

@@ -11,16 +11,8 @@ from pathlib import Path
 
 import carrel_harness as h
 import pytest
+from global_tables import DESKTOP_TABLE, GPU_ONLY
 
-# Every role's whole table under the built-in policy. The last two desktop
-# globals exist only with a GPU renderer (absent with pixman).
-DESKTOP_TABLE = {
-    "wl_compositor", "wl_subcompositor", "wl_shm", "wl_seat", "wl_output",
-    "wl_data_device_manager", "zwp_primary_selection_device_manager_v1",
-    "xdg_wm_base", "zxdg_decoration_manager_v1", "zxdg_output_manager_v1",
-    "wp_presentation", "wp_viewporter", "zwp_idle_inhibit_manager_v1",
-    "zwp_linux_dmabuf_v1", "wl_drm",
-}
 PINNED_TABLES = {
     "app": DESKTOP_TABLE | {"carrel_assessment_manager_v1"},
     "participant": DESKTOP_TABLE,
@@ -38,7 +30,6 @@ INPUT_METHOD_TABLES = {
     "input_method": DESKTOP_TABLE | {"zwp_input_method_manager_v2", "zwp_virtual_keyboard_manager_v1"},
     "on_screen_keyboard": DESKTOP_TABLE | {"zwlr_layer_shell_v1", "zwp_virtual_keyboard_manager_v1"},
 }
-GPU_ONLY = {"zwp_linux_dmabuf_v1", "wl_drm"}
 
 
 def role_table(role: str) -> set:

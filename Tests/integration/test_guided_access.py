@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import World
-from test_carrelctl import CTL_TIMEOUT, EXIT_REFUSED, Ctl
+from carrel_clients import CTL_TIMEOUT, EXIT_REFUSED, Ctl, Factory, World, guided_world
 
 PASSCODE = "correct horse"
 
@@ -27,24 +26,6 @@ def passcode_hash() -> str:
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     return r.stdout.strip()
-
-
-class _Factory:
-    def __init__(self, factory, args) -> None:
-        self.factory, self.args = factory, args
-
-    def start(self, args=(), **kwargs):
-        return self.factory.start(args=[*self.args, *args], **kwargs)
-
-
-def guided_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
-                 control_dir, carrelctl, policy_text: str):
-    path = control_dir / "ctl" / "control.sock"
-    policy = tmp_path / "policy.toml"
-    policy.write_text(policy_text)
-    world = World(_Factory(carrel, ["--control-socket", str(path), "--policy", str(policy)]), procs, logdir,
-                  logs, tmp_path, client_python, pywayland_protocols)
-    return world, Ctl(carrelctl, path, logdir, logs)
 
 
 @pytest.fixture
@@ -65,7 +46,8 @@ def unlock(ctl: Ctl, passcode: str) -> tuple[int, dict, str]:
 
 
 def probe_map(world: World, name: str):
-    from test_probe import PROBE_TIMEOUT, ProbeRun, probe_bin
+    from carrel_harness import probe_bin
+    from probe import PROBE_TIMEOUT, ProbeRun
     client = world.carrel.client([str(probe_bin()), "--attack", "map_toplevel", "--timeout", "1.5"], name=name)
     return ProbeRun(client, client.wait_exit(PROBE_TIMEOUT))
 
@@ -155,15 +137,13 @@ def test_on_screen_passcode_entry_with_the_policys_unlock_keys(carrel, procs, lo
     open Carrel's own passcode prompt (drawn by Carrel, seen in an X screenshot); a wrong
     passcode typed there leaves the lock and is counted; the right one unlocks and the
     prompt goes; the passcode is not logged."""
-    from test_app_lock import CENTRE, PROMPT, colour_count
-    from test_enforcement import press_keys, x_windows
-    from test_visual import screenshot, start_xvfb
+    from x_display import CENTRE, PROMPT, colour_count, press_keys, screenshot, start_xvfb, x_windows
 
     display = start_xvfb(procs, logdir, logs)
     path = control_dir / "ctl" / "control.sock"
     policy = tmp_path / "policy.toml"
     policy.write_text(f'[guided_access]\npasscode_hash = "{passcode_hash}"\nunlock_keys = "Ctrl+Alt+Shift+U"\n')
-    world = World(_Factory(carrel, ["--control-socket", str(path), "--policy", str(policy)]), procs, logdir,
+    world = World(Factory(carrel, ["--control-socket", str(path), "--policy", str(policy)]), procs, logdir,
                   logs, tmp_path, client_python, pywayland_protocols, backend="x11", env={"DISPLAY": display})
     ctl = Ctl(carrelctl, path, logdir, logs)
     assert h.wait_until(lambda: len(x_windows(display)) >= 1, 10), world.carrel.evidence()

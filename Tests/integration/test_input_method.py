@@ -14,23 +14,13 @@ import time
 import pytest
 
 import carrel_harness as h
-from test_visual import start_xvfb, screenshot, save
+from carrel_log import stderr
+from input_method import report_restart, restarted_engine_composes_for_demo, start_demo, write_policy
+from x_display import save, screenshot, start_xvfb
 
 pytestmark = pytest.mark.skipif(
     not all(os.path.exists(p) for p in ("/usr/bin/fcitx5", "/usr/bin/foot", "/usr/bin/xdotool")),
     reason="needs fcitx5, foot and xdotool (meson-helpers/packages.sh installs them)")
-
-
-def stderr(c) -> str:
-    return c.stderr_path.read_text(errors="replace")
-
-
-def write_policy(tmp_path, engines):
-    policy = tmp_path / "policy.toml"
-    names = ", ".join(f'"{e}"' for e in engines)
-    policy.write_text(f'[input_method]\ncommand = ["/usr/bin/fcitx5"]\nengines = [{names}]\n\n'
-                      f'[control]\nsocket = "{tmp_path}/control.sock"\n')
-    return policy
 
 
 def start(carrel, procs, logdir, logs, tmp_path, engines=("mozc",), allow=("input_method",)):
@@ -173,7 +163,8 @@ def test_engine_killed_mid_composition(carrel, procs, logdir, logs, tmp_path):
 def test_untrusted_client_cannot_bind_text_input_or_input_method(carrel, tmp_path):
     """With an input method running, the public socket's clients see none of
     its globals, and binding their names by guesswork ends the connection."""
-    from test_probe import PROBE_TIMEOUT, ProbeRun, probe_bin
+    from carrel_harness import probe_bin
+    from probe import PROBE_TIMEOUT, ProbeRun
     h.require_tool("wayland-info")
     c = carrel.start(app=None, args=["--policy", str(write_policy(tmp_path, ["mozc"]))])
     assert h.wait_until(lambda: "input method: the engine bound the input method" in stderr(c), 15), c.evidence()
@@ -289,21 +280,6 @@ def test_hostile_input_method_is_bounded_when_allowed(carrel, procs, logdir, log
     assert c.alive(), c.evidence()
 
 
-def report_restart(c):
-    """The restart went the asynchronous way: the old engine was sent SIGTERM
-    and its successor launched only once SIGCHLD reaped it (the event loop
-    never waited on it). Prints where the session's start fell in that."""
-    log = stderr(c)
-    stopping = re.search(r"input method: stopping pid (\d+); the new engine starts when it has ended", log)
-    assert stopping, f"the engine was not stopped asynchronously\n{c.evidence()}"
-    replaced = log.find(f"input method: pid {stopping.group(1)} ended; launching its replacement")
-    assert replaced > stopping.end(), f"the old engine was never reaped before its replacement\n{c.evidence()}"
-    began = max(log.find("session began"), log.find("(began)"))
-    relaunched = log.find("launched input method", replaced)
-    print(f"restart: stop at {stopping.start()}, reaped at {replaced}, relaunched at {relaunched}, "
-          f"session began at {began} (log offsets)")
-
-
 @pytest.mark.parametrize("prediction", [True, False])
 def test_pinyin_prediction_follows_predictive_text(carrel, procs, logdir, logs, tmp_path, artifacts_dir, prediction):
     """Pinyin shows words predicted after a commit only when the session
@@ -341,19 +317,6 @@ def test_pinyin_prediction_follows_predictive_text(carrel, procs, logdir, logs, 
     assert text.startswith("中文"), f"foot received {text!r}\n{c.evidence()}"
 
 
-# The demo exam's free-text question (the fifth) through the input method:
-# the script answers the four others and waits; the keys are real.
-DEMO_SCRIPT = """\
-begin
-wait-began
-answer 2
-answer 3
-answer 4
-answer 1
-wait-ended 60
-"""
-
-
 def changed_outside(before, after, box) -> int:
     """Points (every second one) that differ between two screenshots outside
     `box`: on the demo's question screen only a candidate popup changes there."""
@@ -369,58 +332,12 @@ def changed_outside(before, after, box) -> int:
     return count
 
 
-def start_demo(carrel, procs, logdir, logs, tmp_path, allow_input_method, engines=("mozc",), also_allow=()):
-    """The demo exam under carrel nested in Xvfb, the policy naming `engines`, on
-    its free-text question, its session allowing `input_method` (when asked) and
-    the features in `also_allow`. Returns (carrel, display, stdout reader, field
-    box, empty screenshot)."""
-    from test_demo_exam import demo_bin, field_box
-    from test_enforcement import x_windows
-    demo = demo_bin()
-    if not (demo.is_file() and os.access(demo, os.X_OK)):
-        pytest.fail(f"carrel-demo-exam not found at {demo} (set CARREL_DEMO_BIN or run swift build)")
-    display = start_xvfb(procs, logdir, logs)
-    policy = write_policy(tmp_path, engines)
-    script = tmp_path / "free-text.script"
-    script.write_text(DEMO_SCRIPT)
-    allowed = (["input_method"] if allow_input_method else []) + list(also_allow)
-    app = [str(demo), "--script", str(script)] + [arg for feature in allowed for arg in ("--allow", feature)]
-    c = carrel.start(app=app, args=["--policy", str(policy)], backend="x11",
-                     env={"DISPLAY": display, "LANG": "C.UTF-8"}, wait_ready=False)
-    out = lambda: c.stdout_path.read_text(errors="replace")  # noqa: E731
-    assert h.wait_until(lambda: "carrel-demo-exam: answer 4 1" in out(), 30), \
-        f"the script did not reach the free-text question\n{c.evidence()}"
-    assert h.wait_until(lambda: x_windows(display), 10), "carrel has no X window"
-    shot = [None]
-
-    def field_shown():
-        shot[0] = screenshot(display)
-        return field_box(shot[0]) is not None
-
-    assert h.wait_until(field_shown, 15, interval=0.25), f"no answer field on screen\n{c.evidence()}"
-    return c, display, out, field_box(shot[0]), shot[0]
-
-
-def restarted_engine_composes_for_demo(c):
-    """The session (no predictive_text) restarted the engine with its
-    prediction off; the new one grabbed the keyboard and was activated for
-    the demo's field."""
-    restart = "restarting the engine with its own prediction off"
-    grabbed = "input method: the engine grabbed the keyboard"
-    assert h.wait_until(lambda: restart in stderr(c), 15), c.evidence()
-    assert h.wait_until(lambda: grabbed in stderr(c)[stderr(c).index(restart):], 15), \
-        f"the restarted engine never grabbed the keyboard\n{c.evidence()}"
-    report_restart(c)
-    assert h.wait_until(lambda: "activating the engine" in stderr(c)[stderr(c).index(restart):], 10), \
-        f"the engine was never activated for the demo's field\n{c.evidence()}"
-
-
 def test_demo_exam_free_text_through_mozc(carrel, procs, logdir, logs, tmp_path, artifacts_dir):
     """The demo exam's own text-input-v3 field, the session allowing the
     input method: romaji typed with real keys become 日本語 through mozc, the
     candidates show while composing, the kanji are drawn in the field, and
     the answer is logged when Enter hands in."""
-    from test_demo_exam import ink_in
+    from x_display import ink_in
     c, display, out, box, empty = start_demo(carrel, procs, logdir, logs, tmp_path, True)
     restarted_engine_composes_for_demo(c)
     empty_ink = ink_in(empty, box)

@@ -14,7 +14,7 @@ import time
 import pytest
 
 import carrel_harness as h
-from test_visual import screenshot, start_xvfb
+from x_display import screenshot, start_xvfb
 
 APP_COLOUR = (0x1E, 0x6A, 0xD2)
 INTRUDER_COLOUR = (0xD0, 0x10, 0x10)

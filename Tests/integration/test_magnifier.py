@@ -17,10 +17,9 @@ import time
 import pytest
 
 import carrel_harness as h
-from test_assessment_mode import began, stderr, wait_log
-from test_carrelctl import Ctl
-from test_enforcement import x_windows
-from test_visual import save, screenshot, start_xvfb
+from carrel_clients import Ctl
+from carrel_log import began, stderr
+from x_display import save, screenshot, start_xvfb, x_windows
 
 CELL = 2
 COLOUR = (0xd2, 0x6a, 0x1e)
@@ -247,7 +246,7 @@ def test_zoom_follows_the_text_cursor(carrel, procs, logdir, logs, tmp_path, art
     Carrel offers with a policy input method, to a window that may compose): zoomed 3x with the pointer at the top,
     away from the field, typing moves the view to the field, whose white then fills
     far more of the screen than unzoomed; moving the pointer takes the view back."""
-    from test_input_method import restarted_engine_composes_for_demo, start_demo
+    from input_method import restarted_engine_composes_for_demo, start_demo
     h.require_tool("xdotool")
     h.require_tool("fcitx5")
     c, display, _, box, empty = start_demo(carrel, procs, logdir, logs, tmp_path, allow_input_method=True,

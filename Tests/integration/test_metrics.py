@@ -20,9 +20,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import World
-from test_audit import guessed_bind
-from test_carrelctl import Ctl, _WithControlSocket
+from carrel_clients import Ctl, WithAuditLog, WithControlSocket, World, guessed_bind
 
 ADMINISTRATIVE = 2
 SAMPLE = re.compile(r'^([a-z_]+)(\{[a-z_]+="[^"]*"\})? (\S+)$')
@@ -71,23 +69,13 @@ def wait_for(path: Path, predicate, what: str, carrel) -> dict:
     return last[0]
 
 
-class _WithAuditLog:
-    """Hands World a factory whose carrels append to the audit log at `path`."""
-
-    def __init__(self, factory, path: Path) -> None:
-        self.factory, self.path = factory, path
-
-    def start(self, **kwargs):
-        return self.factory.start(audit_log=self.path, **kwargs)
-
-
 def seat(carrel, procs, logdir, logs, tmp_path, python, protocols, control_dir, carrelctl, directory: Path,
          audit_log: Path | None = None):
     policy = tmp_path / "policy.toml"
     policy.write_text(f'[metrics]\ntextfile_dir = "{directory}"\n')
     socket_path = control_dir / "ctl" / "control.sock"
-    factory = _WithAuditLog(carrel, audit_log) if audit_log else carrel
-    world = World(_WithControlSocket(factory, socket_path), procs, logdir, logs, tmp_path, python, protocols,
+    factory = WithAuditLog(carrel, audit_log) if audit_log else carrel
+    world = World(WithControlSocket(factory, socket_path), procs, logdir, logs, tmp_path, python, protocols,
                   args=["--policy", str(policy)])
     return world, Ctl(carrelctl, socket_path, logdir, logs)
 

@@ -16,8 +16,8 @@ role; on 0.19 and 0.20 the same tables must hold: no new global is added to any.
 """
 
 import carrel_harness as h
-from test_enforcement import begin_exam, end_exam
-from test_globals import DESKTOP_TABLE, GPU_ONLY
+from carrel_clients import begin_exam, end_exam
+from global_tables import DESKTOP_TABLE, GPU_ONLY
 
 # What wlroots 0.19/0.20 (and security-context, 0.17+) could offer.
 NEWER_GLOBALS = {
@@ -67,7 +67,7 @@ def grim(w, tmp_path, role: str, name: str):
 
 def test_newer_capture_clipboard_and_window_list_globals_reach_no_one(
         carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols):
-    from test_assessment import World
+    from carrel_clients import World
 
     for tool in ("wayland-info", "grim", "wl-copy", "wl-paste", "Xvfb"):
         h.require_tool(tool)

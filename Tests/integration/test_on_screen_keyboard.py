@@ -20,9 +20,8 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import World
-from test_enforcement import EXAM, OUTPUT
-from test_visual import save, screenshot, start_xvfb
+from carrel_clients import EXAM, OUTPUT, World
+from x_display import save, screenshot, start_xvfb
 
 WVKBD = "/usr/bin/wvkbd-mobintl"
 
@@ -358,7 +357,7 @@ def test_probe_as_the_keyboard_gets_nothing_beyond_its_band_and_keys(carrel, pro
     advertised to it (its own), every other attack is blocked: no other
     privileged or hidden global, no capture, no window shown or focused, no
     clipboard."""
-    from test_probe import probe_bin
+    from carrel_harness import probe_bin
     probe = probe_bin()
     if not (probe.is_file() and os.access(probe, os.X_OK)):
         pytest.fail(f"carrel-probe not found at {probe} (set CARREL_PROBE_BIN or run swift build)")

@@ -19,9 +19,8 @@ import subprocess
 import pytest
 
 import carrel_harness as h
-from test_assessment import World
-from test_enforcement import CURTAIN, OUTPUT, begin_exam, end_exam, x_windows
-from test_visual import screenshot, start_xvfb
+from carrel_clients import OUTPUT, World, begin_exam, end_exam
+from x_display import CURTAIN, screenshot, start_xvfb, x_windows
 
 HOTPLUG = {"CARREL_TEST_OUTPUT_HOTPLUG": "1"}
 INTEGRITY = 1

@@ -20,12 +20,12 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import (ACTIVE, EVENT_TIMEOUT, INACTIVE, INTEGRITY, World, _SESSION,
-                             expect_lock_state, wait_lock_state)
+from assessment_protocol import INACTIVE, INTEGRITY, SESSION_WIRE, expect_lock_state, wait_lock_state
+from carrel_clients import World
 
 HERE = Path(__file__).resolve().parent
 
-PARTICIPANT_UNAVAILABLE = _SESSION.failure_reason.participant_unavailable.value
+PARTICIPANT_UNAVAILABLE = SESSION_WIRE.failure_reason.participant_unavailable.value
 # What each party draws: the exam (assessment_client.py's buffer), the
 # participant and an untrusted client that must never be seen.
 EXAM_COLOUR, PARTICIPANT_COLOUR, UNTRUSTED_COLOUR = (0x33, 0x66, 0xcc), (0x33, 0xcc, 0x66), (0xcc, 0x33, 0x33)
@@ -37,7 +37,7 @@ PROBE_ATTACKS = ["bind_privileged", "bind_hidden", "capture", "inject_keys", "la
 
 
 def policy(tmp_path: Path, on_exit: str = "interrupt") -> Path:
-    from test_probe import probe_bin
+    from carrel_harness import probe_bin
     path = tmp_path / "policy.toml"
     probe_command = ", ".join(f'"{a}"' for a in [str(probe_bin()), "--as", "participant", "--hold", "20",
                                                   *[x for attack in PROBE_ATTACKS for x in ("--attack", attack)]])
@@ -114,7 +114,7 @@ def make_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_p
 @pytest.fixture(scope="module")
 def xvfb(tmp_path_factory):
     """One Xvfb for the module's visual tests, ended when they are done."""
-    from test_visual import start_xvfb
+    from x_display import start_xvfb
     tracker = h.ProcessTracker()
     logdir = tmp_path_factory.mktemp("xvfb")
     display = start_xvfb(tracker, logdir, [])
@@ -229,7 +229,7 @@ def near(rgb, colour) -> bool:
 
 def test_exam_and_participant_side_by_side_and_no_untrusted_frame_as_x_shows_it(make_world, xvfb, paint_bin,
                                                                                  artifacts_dir):
-    from test_visual import save, screenshot
+    from x_display import save, screenshot
     world = make_world(backend="x11", env={"DISPLAY": xvfb})
     stranger = world.carrel.client([str(paint_bin), "--color", "%02x%02x%02x" % UNTRUSTED_COLOUR, "--animate"],
                                    name="untrusted-paint")
@@ -268,7 +268,7 @@ def test_exam_and_participant_side_by_side_and_no_untrusted_frame_as_x_shows_it(
 
 def test_ctrl_alt_tab_moves_focus_between_exam_and_participant(make_world, xvfb):
     h.require_tool("xdotool")
-    from test_enforcement import x_windows
+    from x_display import x_windows
     world = make_world(backend="x11", env={"DISPLAY": xvfb})
     a = begin_with(world, "calc")
     a.began()
@@ -299,7 +299,7 @@ def test_ctrl_alt_tab_moves_focus_between_exam_and_participant(make_world, xvfb)
 
 def test_galculator_as_participant_shows_beside_the_exam_and_is_gone_after_ended(make_world, xvfb, artifacts_dir):
     """A real GTK3 application (Wayland backend) as the participant."""
-    from test_visual import save, screenshot
+    from x_display import save, screenshot
     if not Path("/usr/bin/galculator").exists():
         pytest.fail("/usr/bin/galculator is missing; install it (Debian package galculator; "
                     "meson-helpers/packages.sh lists it)")
@@ -466,7 +466,7 @@ def test_a_participant_that_keeps_forking_ends_with_its_cgroup(make_world, tmp_p
     this runner is exactly what the README says can outlive a stop then.)"""
     if os.geteuid() != 0:
         pytest.skip("needs root: an unprivileged Carrel without a delegated cgroup cannot make one per participant")
-    from test_privileged import MOUNT
+    from privileged_setup import MOUNT
     # Carrel as an exam machine runs it: the cgroup v2 hierarchy on /sys/fs/cgroup
     # (this machine may mount it elsewhere, beside v1's: then in a mount namespace of Carrel's).
     wrapper = tmp_path / "carrel-with-cgroup2"

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import UNSUPPORTED_CONFIGURATION, World
+from assessment_protocol import UNSUPPORTED_CONFIGURATION
+from carrel_clients import World
 
 EXAMPLE = h.REPO / "examples" / "policy.toml"
 DEFAULT_POLICY = Path("/etc/carrel/policy.toml")

@@ -20,7 +20,9 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import OTHER, PRECONDITIONS_UNMET, World, start_xvfb
+from assessment_protocol import OTHER, PRECONDITIONS_UNMET
+from carrel_clients import World
+from x_display import start_required_xvfb
 
 ALL = ("nested", "x_server", "seat", "policy_file", "kernel_keys", "virtual_input")
 SYSTEMD = Path("/run/systemd/system").is_dir()  # sd_booted()'s own test
@@ -86,7 +88,7 @@ def audit_records(c) -> list:
 @pytest.fixture
 def unfit(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols):
     """Starts carrel nested in Xvfb under a writable policy, waiving `waive`."""
-    display = start_xvfb(procs, logdir, logs)
+    display = start_required_xvfb(procs, logdir, logs)
 
     def start(waive=(), policy_text="", args=()):
         policy = unfit_policy(tmp_path, policy_text)

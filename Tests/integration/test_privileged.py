@@ -35,14 +35,15 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import INTEGRITY, World
-from test_providers import NETPROBE, PORT, SYSTEM_PYTHON, Namespace, app_connect, begin_session, run, start_server, tool
+from assessment_protocol import INTEGRITY
+from carrel_clients import World
+from netns import NETPROBE, SYSTEM_PYTHON, Namespace, app_connect, begin_session, run, start_server
+from privileged_setup import MOUNT, account, unit_bounding_set
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="privilege separation needs root "
                                 "(users, network namespaces, nftables, cgroups)")
 
 REVERT_BOUND = 1.0  # seconds: carrel killed -> table and session cgroups gone
-MOUNT = '[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] || mount -t cgroup2 none /sys/fs/cgroup || exit 97; '
 
 
 def privileged_bin() -> Path:
@@ -54,25 +55,6 @@ def privileged_bin() -> Path:
 
 def ctl_bin() -> Path:
     return Path(os.environ.get("CARREL_CTL_BIN") or h.carrel_bin().parent / "carrelctl")
-
-
-def unit_bounding_set() -> str:
-    """dist/carrel-privileged.service's CapabilityBoundingSet, as setpriv's list (+net_admin,…)."""
-    unit = h.REPO / "dist" / "carrel-privileged.service"
-    for line in unit.read_text().splitlines():
-        if line.startswith("CapabilityBoundingSet="):
-            caps = line.split("=", 1)[1].split()
-            assert caps and all(c.startswith("CAP_") for c in caps), line
-            return ",".join("+" + c[len("CAP_"):].lower() for c in caps)
-    raise AssertionError(f"{unit} has no CapabilityBoundingSet= line")
-
-
-def account(name: str) -> pwd.struct_passwd:
-    try:
-        return pwd.getpwnam(name)
-    except KeyError:
-        run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name])
-        return pwd.getpwnam(name)
 
 
 class Machine:
@@ -644,7 +626,7 @@ def test_end_force_stops_the_helpers_app_through_the_helper(
     """The session's owner is the app the helper started (the assessment
     client, as `exam`, on WAYLAND_SOCKET): `carrelctl end --force` ends the
     session, then the app gets SIGTERM through the helper after the notice."""
-    from test_assessment import CLIENT, Driver
+    from carrel_clients import CLIENT, Driver
     machine.start_helper()
     protocols = machine.shared / "protocols"
     shutil.copytree(pywayland_protocols, protocols)

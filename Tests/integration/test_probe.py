@@ -12,67 +12,14 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
 import carrel_harness as h
+from probe import ALL_ATTACKS, REGISTRY_ATTACKS, run_probe
+from x_display import start_required_xvfb
 
-PROBE_TIMEOUT = 30.0  # the whole probe run: about four of its bounded waits run out when all is blocked
 SECRET = "carrel-probe-test-secret-7d1f"
-REGISTRY_ATTACKS = ["bind_privileged", "bind_hidden", "capture", "inject_keys", "layer_surface"]
-ALL_ATTACKS = REGISTRY_ATTACKS + ["map_toplevel", "map_popup", "steal_focus", "raise_activate",
-                                  "clipboard_read", "clipboard_write"]
-
-
-probe_bin = h.probe_bin  # other tests import it from here
-
-
-def start_xvfb(procs, logdir, logs) -> str:
-    h.require_tool("Xvfb")  # needed here, so missing it fails rather than skips
-    return h.start_xvfb(procs, logdir, logs)
-
-
-class ProbeRun:
-    """One finished carrel-probe run: its verdicts by attack, summary and status."""
-
-    def __init__(self, client: h.Client, status: int) -> None:
-        self.status = status
-        self.stdout = client.stdout()
-        self.stderr = client.stderr()
-        lines = [line for line in self.stdout.splitlines() if line.strip()]
-        try:
-            records = [json.loads(line) for line in lines]
-        except json.JSONDecodeError as e:
-            raise AssertionError(f"carrel-probe printed a line that is not JSON ({e}):\n{self.stdout}")
-        assert records and "summary" in records[-1], f"no summary line last:\n{self.evidence()}"
-        self.summary = records[-1]
-        self.verdicts = {}
-        for r in records[:-1]:
-            assert set(r) == {"attack", "verdict", "detail"}, f"malformed verdict line {r}"
-            assert r["verdict"] in ("blocked", "succeeded"), f"unknown verdict in {r}"
-            self.verdicts[r["attack"]] = r
-
-    def evidence(self) -> str:
-        return f"status {self.status}\n--- stdout ---\n{self.stdout}\n--- stderr ---\n{self.stderr[-3000:]}"
-
-    def verdict(self, attack: str) -> str:
-        assert attack in self.verdicts, f"no verdict for {attack}\n{self.evidence()}"
-        return self.verdicts[attack]["verdict"]
-
-    def detail(self, attack: str) -> str:
-        self.verdict(attack)
-        return self.verdicts[attack]["detail"]
-
-    def expect(self, attack: str, verdict: str) -> None:
-        assert self.verdict(attack) == verdict, \
-            f"{attack}: expected {verdict}, got {self.verdicts[attack]}\n{self.evidence()}"
-
-
-def run_probe(c: h.Carrel, probe: Path, *args: str, name: str = "probe") -> ProbeRun:
-    client = c.client([str(probe), *args], name=name)
-    status = client.wait_exit(PROBE_TIMEOUT)
-    return ProbeRun(client, status)
 
 
 def wait_for_app_frame(c: h.Carrel) -> None:
@@ -116,7 +63,7 @@ def test_probe_as_a_child_of_the_app_finds_no_privileged_global(carrel, probe):
 def test_untrusted_probe_cannot_take_focus_or_the_clipboard_from_the_app(carrel, probe, paint_bin,
                                                                         procs, logdir, logs):
     h.require_tool("wl-copy")
-    display = start_xvfb(procs, logdir, logs)
+    display = start_required_xvfb(procs, logdir, logs)
     # The app copies a secret (wl-copy needs keyboard focus, which the app's own
     # window gets), then shows its window and keeps focus.
     app = ["sh", "-c", f'printf %s "{SECRET}" | wl-copy && exec "$0" --milestones --color 3366cc',
@@ -143,7 +90,7 @@ def test_probe_reports_success_when_nothing_stops_it(carrel, probe, procs, logdi
     and exits 1. Without this, "blocked" above could come from a probe that
     never manages anything."""
     h.require_tool("wl-copy")
-    display = start_xvfb(procs, logdir, logs)
+    display = start_required_xvfb(procs, logdir, logs)
     copied = tmp_path / "copied"
     app = ["sh", "-c", f'printf %s "{SECRET}" | wl-copy && : > "$0" && exec sleep 60', str(copied)]
     c = carrel.start(app=app, backend="x11", env={"DISPLAY": display})

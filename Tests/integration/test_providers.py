@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import select
-import shutil
 import signal
 import subprocess
 import sys
@@ -32,69 +31,17 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_app_lock import lock_only
-from test_assessment import INTEGRITY, RESTRICTION_FAILED, Driver, World
+from assessment_protocol import INTEGRITY, RESTRICTION_FAILED, lock_only
+from carrel_clients import World
+from netns import (MOUNT_CGROUP2, NETPROBE, PORT, SYSTEM_PYTHON, Namespace, app_connect, begin_session, run,
+                   start_server, tool)
 
 HERE = Path(__file__).resolve().parent
-NETPROBE = HERE / "netprobe.py"
 PLAYER = HERE / "fake_mpris_player.py"
-SYSTEM_PYTHON = "/usr/bin/python3"
-PORT = 7411
 
-MOUNT_CGROUP2 = ('[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] || '
-                 'mount -t cgroup2 none /sys/fs/cgroup || exit 97; ')
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="restriction providers need root "
                                 "(network namespaces, nftables, cgroups)")
-
-
-def tool(name: str) -> str:
-    path = shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
-    if not path:
-        pytest.skip(f"{name} is not installed (meson-helpers/packages.sh installs it)")
-    return path
-
-
-def run(argv, timeout=10.0, check=True) -> subprocess.CompletedProcess:
-    r = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-    if check and r.returncode != 0:
-        raise AssertionError(f"{argv} exited {r.returncode}: {r.stderr}")
-    return r
-
-
-class Namespace:
-    """A network namespace with loopback up, and carrel wrapped to run in it."""
-
-    def __init__(self, tmp_path: Path, mount_cgroup2: bool = True, carrel_prefix: str = "") -> None:
-        self.ip, self.nft = tool("ip"), tool("nft")
-        tool("unshare")
-        self.name = f"carrel-test-{os.getpid()}-{tmp_path.name[-12:]}"
-        run([self.ip, "netns", "add", self.name])
-        run([self.ip, "netns", "exec", self.name, self.ip, "link", "set", "lo", "up"])
-        # `ip netns exec` mounts a fresh /sys, on which /sys/fs/cgroup is an
-        # empty directory: mount the cgroup v2 hierarchy there (unless the test
-        # wants carrel without one).
-        mount = MOUNT_CGROUP2 if mount_cgroup2 else ""
-        self.wrapper = tmp_path / "carrel-in-netns"
-        self.wrapper.write_text(
-            "#!/bin/sh\n"
-            f"exec {self.ip} netns exec {self.name} unshare -m sh -c "
-            f"'{mount}exec {carrel_prefix}\"$0\" \"$@\"' {h.carrel_bin()} \"$@\"\n")
-        self.wrapper.chmod(0o755)
-
-    def exec(self, argv, timeout=10.0, check=True) -> subprocess.CompletedProcess:
-        return run([self.ip, "netns", "exec", self.name, *map(str, argv)], timeout=timeout, check=check)
-
-    def table_exists(self) -> bool:
-        return self.exec([self.nft, "list", "table", "inet", "carrel"], check=False).returncode == 0
-
-    def outside_connect(self) -> str:
-        """A connection attempt by a process outside the session's cgroup."""
-        return self.exec([sys.executable, NETPROBE, "connect", PORT],
-                         check=False).stdout.strip()
-
-    def delete(self) -> None:
-        subprocess.run([self.ip, "netns", "del", self.name], capture_output=True, timeout=10)
 
 
 @pytest.fixture
@@ -145,25 +92,8 @@ class NetWorld(World):
         return app_connect(self)
 
 
-def start_server(ns: Namespace, procs, logdir) -> None:
-    out = logdir / "server.stdout"
-    with open(out, "wb") as o:
-        procs.spawn("tcp-server", [ns.ip, "netns", "exec", ns.name, sys.executable, NETPROBE, "serve", PORT],
-                    env=h.clean_env(), stdout=o, stderr=subprocess.STDOUT)
-    assert h.wait_until(lambda: "listening" in out.read_text(), 10), out.read_text()
-
-
 def log_text(world) -> str:
     return world.carrel.stderr_path.read_text(errors="replace")
-
-
-def begin_session(world) -> Driver:
-    a = world.client("exam")
-    a.map()
-    a.bind()
-    a.begin()
-    a.began()
-    return a
 
 
 # ---------------------------------------------------------------------------
@@ -736,22 +666,3 @@ def participant_cgroups(name: str) -> list:
             found += [line[3:] for line in cgroup.splitlines() if line.startswith("0::")]
     return found
 
-
-def app_connect(world) -> str:
-    """A connection attempt by a world's app, which reads `connect PORT TAG` lines
-    from `world.fifo` and writes `TAG ok|fail WHY` lines to `world.results`."""
-    world.requests += 1
-    tag = f"r{world.requests}"
-    with open(world.fifo, "w") as f:
-        f.write(f"connect {PORT} {tag}\n")
-
-    def answered():
-        if not world.results.exists():
-            return None
-        for line in world.results.read_text().splitlines():
-            if line.startswith(tag + " "):
-                return line[len(tag) + 1:]
-        return None
-    outcome = h.wait_until(answered, 10)
-    assert outcome, f"the app did not answer request {tag}\n{world.carrel.evidence()}"
-    return outcome

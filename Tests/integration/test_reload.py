@@ -5,9 +5,8 @@ the running policy stays; a changed table that needs a restart is named."""
 
 from __future__ import annotations
 
-from test_assessment import UNSUPPORTED_CONFIGURATION
-from test_carrelctl import EXIT_REFUSED
-from test_guided_access import guided_world
+from assessment_protocol import UNSUPPORTED_CONFIGURATION
+from carrel_clients import EXIT_REFUSED, guided_world
 
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import World
+from carrel_clients import World
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -60,7 +60,7 @@ def hostile_protocols(client_python, tmp_path_factory) -> Path:  # noqa: F811
 
 @pytest.fixture(scope="module")
 def xvfb(tmp_path_factory):
-    from test_visual import start_xvfb
+    from x_display import start_xvfb
     tracker = h.ProcessTracker()
     display = start_xvfb(tracker, tmp_path_factory.mktemp("xvfb"), [])
     yield display
@@ -74,7 +74,7 @@ def reported(path: Path, line: str) -> bool:
 def test_neither_a_hostile_exam_nor_a_hostile_participant_draws_outside_its_area(
         carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,  # noqa: F811
         hostile_protocols, xvfb, artifacts_dir):
-    from test_visual import save, screenshot
+    from x_display import save, screenshot
     script = HERE / "hostile_window.py"
     participant_report, exam_report = tmp_path / "participant.report", tmp_path / "exam.report"
     command = ", ".join(f'"{a}"' for a in [client_python, script, hostile_protocols,
@@ -153,7 +153,7 @@ def grabbing_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayla
     assert began, f"no session with the grabbing participant\n{world.carrel.evidence()}"
     # xdotool's keys go to the focused X window: Carrel's.
     h.require_tool("xdotool")
-    from test_enforcement import x_windows
+    from x_display import x_windows
     subprocess.run(["xdotool", "windowfocus", "--sync", x_windows(xvfb)[0]], env=h.clean_env({"DISPLAY": xvfb}),
                    check=True, timeout=10)
     return world, exam_report, participant_report

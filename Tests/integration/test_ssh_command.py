@@ -9,7 +9,7 @@ import json
 import subprocess
 
 import carrel_harness as h
-from test_carrelctl import begin_session
+from carrel_clients import begin_session
 
 ADMINISTRATIVE = 2
 

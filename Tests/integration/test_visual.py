@@ -1,57 +1,30 @@
 """What a person would see: carrel nested in Xvfb (wlroots' x11 backend), the
 screenshot taken by the X server (`xwd -root`), not reported by carrel."""
 
-import os
 import select
 import shutil
-import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
 import carrel_harness as h
-import ximage
+from x_display import SCREEN, save, screenshot, start_xvfb
 
 # Carrel's X11 window sits at the screen's top-left corner (no window manager).
 # wlroots 0.15's x11 backend opens a 1024x768 output; 1280x720 was asked for in
-# the brief. The screen holds either, and every point checked lies inside both,
-# so the test proves the app's colour fills the output from corner to corner
-# (not just a small window) whichever size carrel picks.
-SCREEN = (1280, 800)
+# the brief. The screen (SCREEN, in x_display.py) holds either, and every point
+# checked lies inside both, so the test proves the app's colour fills the output
+# from corner to corner (not just a small window) whichever size carrel picks.
 POINTS = [(20, 20), (512, 384), (640, 360), (1000, 700)]
 COLOUR = (0xd2, 0x6a, 0x1e)  # not carrel-paint's default, so --color must be honoured
 TOLERANCE = 4
 HALF = 10  # checks a 21x21 square around each point
 
 
-def start_xvfb(procs, logdir, logs, screen=SCREEN, extra=()) -> str:
-    """carrel_harness.start_xvfb at this test's screen size (other tests import it from here)."""
-    return h.start_xvfb(procs, logdir, logs, screen, extra)
-
-
-def screenshot(display: str) -> ximage.Image:
-    h.require_tool("xwd")
-    try:
-        r = subprocess.run(["xwd", "-root", "-silent", "-display", display],
-                           env=h.clean_env(), stdin=subprocess.DEVNULL,
-                           capture_output=True, timeout=10)
-    except subprocess.TimeoutExpired:
-        raise h.HarnessError("xwd -root did not finish within 10 s") from None
-    assert r.returncode == 0, f"xwd failed ({r.returncode}): {r.stderr.decode(errors='replace')}"
-    return ximage.parse_xwd(r.stdout)
-
-
 def off_colour(image):
     """The checked pixels that are not COLOUR (±TOLERANCE)."""
     return [(xy, rgb) for cx, cy in POINTS for xy, rgb in image.region(cx, cy, HALF)
             if any(abs(a - b) > TOLERANCE for a, b in zip(rgb, COLOUR))]
-
-
-def save(image, artifacts_dir: Path, name: str) -> Path:
-    path = artifacts_dir / f"{name}-{os.getpid()}.png"
-    path.write_bytes(image.to_png())
-    return path
 
 
 def test_app_colour_fills_the_screen_as_x_shows_it(carrel, paint_bin, procs, logdir, logs,

@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "Tests" / "integration"))
 import assessment_client  # noqa: E402
 import carrel_harness as h  # noqa: E402
-from test_assessment import Driver  # noqa: E402
-from test_session_races import Model, step, unanswered_begins  # noqa: E402
+from carrel_clients import Driver  # noqa: E402
+from race_script import Model, step, unanswered_begins  # noqa: E402
 
 SAMPLE_EVERY = 10.0
 TICKS = os.sysconf("SC_CLK_TCK")
