@@ -22,8 +22,11 @@ from carrel_clients import Ctl, WithControlSocket, World, ctl_bin
 # The helper modules hold code that several test files share; pytest rewrites
 # their asserts as it does a test file's, so a failure in one explains itself
 # the same way. (Registered before any test file imports them.)
-pytest.register_assert_rewrite("assessment_protocol", "audit_log", "carrel_log", "input_method", "netns",
+pytest.register_assert_rewrite("assessment_protocol", "audit_log", "carrel_log", "input_method", "media_bus", "netns",
                                "privileged_setup", "probe", "x_display")
+
+from media_bus import start_session_bus  # noqa: E402 (after the rewrite is registered)
+from privileged_setup import Machine  # noqa: E402
 
 # Backstop: no test may run longer than this, whatever a bounded wait missed.
 TEST_BUDGET_SECONDS = int(os.environ.get("CARREL_TEST_BUDGET", "45"))
@@ -221,3 +224,18 @@ def ctl_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_pr
     world = World(WithControlSocket(carrel, path), procs, logdir, logs, tmp_path, client_python,
                   pywayland_protocols)
     return world, Ctl(carrelctl, path, logdir, logs)
+
+
+@pytest.fixture
+def session_bus(procs):
+    """A private D-Bus session bus for the media provider's tests (media_bus.py)."""
+    return start_session_bus(procs)
+
+
+@pytest.fixture
+def machine(tmp_path, procs, logdir, logs):
+    """test_privileged.py's machine: a namespace, a delegated cgroup, the helper's place (privileged_setup.py)."""
+    m = Machine(tmp_path, procs, logdir, logs)
+    yield m
+    procs.end_all()
+    m.delete()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from carrel_clients import Driver
+from carrel_clients import Driver, World
 
 HERE = Path(__file__).resolve().parent
 NETPROBE = HERE / "netprobe.py"
@@ -109,3 +109,48 @@ def app_connect(world) -> str:
     outcome = h.wait_until(answered, 10)
     assert outcome, f"the app did not answer request {tag}\n{world.carrel.evidence()}"
     return outcome
+
+
+class NetWorld(World):
+    """carrel in the namespace, with netprobe.py as its app."""
+
+    def __init__(self, carrel_factory, procs, logdir, logs, tmp_path, python, protocols, ns: Namespace,
+                 args=("--provider", "network")) -> None:
+        self.procs, self.logdir, self.logs = procs, logdir, logs
+        self.python, self.protocols = python, protocols
+        self.ns = ns
+        self.state_dir = tmp_path / "provider-state"
+        record = tmp_path / "app-display"
+        self.fifo = tmp_path / "requests"
+        self.results = tmp_path / "results"
+        if not self.fifo.exists():
+            os.mkfifo(self.fifo)
+        self.requests = 0
+        self.record = record
+        self.start_carrel(carrel_factory, args, python)
+        self.count = 0
+
+    def start_carrel(self, carrel_factory, args, python):
+        if self.record.exists():
+            self.record.unlink()
+        old = os.environ.get("CARREL_BIN")
+        os.environ["CARREL_BIN"] = str(self.ns.wrapper)
+        try:
+            self.carrel = carrel_factory.start(
+                app=[python, NETPROBE, "app", self.record, self.fifo, self.results],
+                args=[*args, "--provider-state-dir", str(self.state_dir)])
+        finally:
+            if old is None:
+                os.environ.pop("CARREL_BIN", None)
+            else:
+                os.environ["CARREL_BIN"] = old
+        assert h.wait_until(self.record.exists, 10), f"carrel's app never ran\n{self.carrel.evidence()}"
+        self.app_display = self.record.read_text().strip()
+
+    def app_connect(self) -> str:
+        """A connection attempt by carrel's app (inside the session's cgroup)."""
+        return app_connect(self)
+
+
+def log_text(world) -> str:
+    return world.carrel.stderr_path.read_text(errors="replace")

@@ -29,10 +29,10 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from test_assessment import INTEGRITY
-from test_privileged import PrivilegedWorld, machine  # noqa: F401 (machine: a fixture)
-from test_providers import (Namespace, NetWorld, Player, begin_session, log_text, media_world,
-                            session_bus, tool)  # noqa: F401 (session_bus: a fixture)
+from assessment_protocol import INTEGRITY
+from media_bus import Player, media_world
+from netns import Namespace, NetWorld, begin_session, log_text, tool
+from privileged_setup import PrivilegedWorld
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: a network namespace, nftables and cgroup v2")
 

@@ -33,8 +33,9 @@ import pytest
 import carrel_harness as h
 from assessment_protocol import INTEGRITY, RESTRICTION_FAILED, lock_only
 from carrel_clients import World
-from netns import (MOUNT_CGROUP2, NETPROBE, PORT, SYSTEM_PYTHON, Namespace, app_connect, begin_session, run,
-                   start_server, tool)
+from media_bus import Player, media_world
+from netns import (MOUNT_CGROUP2, NETPROBE, PORT, SYSTEM_PYTHON, Namespace, NetWorld, app_connect, begin_session,
+                   log_text, run, start_server, tool)
 
 HERE = Path(__file__).resolve().parent
 PLAYER = HERE / "fake_mpris_player.py"
@@ -49,51 +50,6 @@ def netns(tmp_path):
     ns = Namespace(tmp_path)
     yield ns
     ns.delete()
-
-
-class NetWorld(World):
-    """carrel in the namespace, with netprobe.py as its app."""
-
-    def __init__(self, carrel_factory, procs, logdir, logs, tmp_path, python, protocols, ns: Namespace,
-                 args=("--provider", "network")) -> None:
-        self.procs, self.logdir, self.logs = procs, logdir, logs
-        self.python, self.protocols = python, protocols
-        self.ns = ns
-        self.state_dir = tmp_path / "provider-state"
-        record = tmp_path / "app-display"
-        self.fifo = tmp_path / "requests"
-        self.results = tmp_path / "results"
-        if not self.fifo.exists():
-            os.mkfifo(self.fifo)
-        self.requests = 0
-        self.record = record
-        self.start_carrel(carrel_factory, args, python)
-        self.count = 0
-
-    def start_carrel(self, carrel_factory, args, python):
-        if self.record.exists():
-            self.record.unlink()
-        old = os.environ.get("CARREL_BIN")
-        os.environ["CARREL_BIN"] = str(self.ns.wrapper)
-        try:
-            self.carrel = carrel_factory.start(
-                app=[python, NETPROBE, "app", self.record, self.fifo, self.results],
-                args=[*args, "--provider-state-dir", str(self.state_dir)])
-        finally:
-            if old is None:
-                os.environ.pop("CARREL_BIN", None)
-            else:
-                os.environ["CARREL_BIN"] = old
-        assert h.wait_until(self.record.exists, 10), f"carrel's app never ran\n{self.carrel.evidence()}"
-        self.app_display = self.record.read_text().strip()
-
-    def app_connect(self) -> str:
-        """A connection attempt by carrel's app (inside the session's cgroup)."""
-        return app_connect(self)
-
-
-def log_text(world) -> str:
-    return world.carrel.stderr_path.read_text(errors="replace")
 
 
 # ---------------------------------------------------------------------------
@@ -387,58 +343,6 @@ def test_network_reverted_on_sigterm(carrel, procs, logdir, logs, tmp_path,
 
 # ---------------------------------------------------------------------------
 # media
-
-
-@pytest.fixture
-def session_bus(procs, logdir):
-    daemon = tool("dbus-daemon")
-    if subprocess.run([SYSTEM_PYTHON, "-c", "import dbus, gi"], capture_output=True).returncode != 0:
-        pytest.skip("python3-dbus and python3-gi are not installed (meson-helpers/packages.sh installs them)")
-    proc = procs.spawn("dbus-daemon", [daemon, "--session", "--print-address", "--nofork"],
-                       env=h.clean_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    ready, _, _ = select.select([proc.stdout], [], [], 10)
-    assert ready, "dbus-daemon printed no address"
-    address = proc.stdout.readline().decode().strip()
-    assert address, "dbus-daemon printed no address"
-    return SessionBus(address, proc)
-
-
-class SessionBus:
-    def __init__(self, address: str, proc: subprocess.Popen) -> None:
-        self.address, self.proc = address, proc
-
-
-class Player:
-    def __init__(self, procs, logdir, address: str, name: str) -> None:
-        self.out = logdir / f"player-{name}.stdout"
-        env = h.clean_env({"DBUS_SESSION_BUS_ADDRESS": address})
-        with open(self.out, "wb") as o:
-            self.proc = procs.spawn(f"player-{name}", [SYSTEM_PYTHON, PLAYER, name], env=env,
-                                    stdin=subprocess.PIPE, stdout=o, stderr=subprocess.STDOUT)
-        assert h.wait_until(lambda: "ready" in self.lines(), 10), self.out.read_text()
-
-    def lines(self) -> list[str]:
-        return self.out.read_text().splitlines()
-
-    def count(self, line: str) -> int:
-        return self.lines().count(line)
-
-    def play(self, quietly: bool = False) -> None:
-        self.proc.stdin.write(b"play quietly\n" if quietly else b"play\n")
-        self.proc.stdin.flush()
-
-    def stall(self, seconds: float) -> None:
-        """Its PlaybackStatus reads answer only after `seconds` from now on."""
-        self.proc.stdin.write(f"stall {seconds}\n".encode())
-        self.proc.stdin.flush()
-
-
-def media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, bus,
-                verify_ms: int) -> World:
-    return World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,
-                 env={"DBUS_SESSION_BUS_ADDRESS": bus},
-                 args=("--provider", "media", "--provider-state-dir", str(tmp_path / "state"),
-                       "--provider-verify-interval", str(verify_ms)))
 
 
 def test_media_players_paused_at_began_and_again_when_they_play(carrel, procs, logdir, logs, tmp_path,
