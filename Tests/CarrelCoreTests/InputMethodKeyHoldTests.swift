@@ -155,7 +155,7 @@ struct InputMethodKeyHoldTests {
                     for key in keys {
                         guard let index = inbox.firstIndex(where: { $0.key == key }) else { continue }
                         inbox.remove(at: index)
-                        double.desk.inputMethodAnswered(by: engine, press: key.pressed)
+                        double.desk.inputMethodAnswered(by: engine, press: key.pressed, now: now)
                     }
                 case .cancelComposition:
                     cancelled = true
@@ -178,7 +178,7 @@ struct InputMethodKeyHoldTests {
             } else if cancelled {
                 // Deactivated, it reads what it was sent; its output is dropped.
                 abandoned += inbox.map(\.key)
-                for (key, _) in inbox { double.desk.inputMethodAnswered(by: engine, press: key.pressed) }
+                for (key, _) in inbox { double.desk.inputMethodAnswered(by: engine, press: key.pressed, now: now) }
                 inbox.removeAll()
             }
             if engineReadsAtOnce { engineReads(inbox.count) }
@@ -190,7 +190,7 @@ struct InputMethodKeyHoldTests {
             for _ in 0..<min(count, inbox.count) {
                 let (key, window) = inbox.removeFirst()
                 received.append((key, .engine(window)))
-                double.desk.inputMethodAnswered(by: engine, press: key.pressed)
+                double.desk.inputMethodAnswered(by: engine, press: key.pressed, now: now)
             }
         }
 
@@ -384,15 +384,42 @@ struct InputMethodKeyHoldTests {
         let release = KeyPress(pressed: false, keysyms: [Sym.a], stroke: KeyStroke(keycode: 30, pressed: false, time: 2))
         let later = KeyPress(pressed: true, keysyms: [Sym.a], stroke: KeyStroke(keycode: 30, pressed: true, time: 3))
         keys.sent([press, release], for: WindowID(1), now: .seconds(10))
-        keys.answered(press: false)  // a release first is not the oldest key: nothing settles
+        keys.answered(press: false, now: .seconds(10))  // a release first is not the oldest key: nothing settles
         #expect(keys.keys == [press, release])
-        keys.answered(press: true)
+        keys.answered(press: true, now: .seconds(10))
         #expect(keys.keys == [release])
         keys.sent([later], for: WindowID(1), now: .seconds(13))
         #expect(keys.keys == [later])
         keys.sent([press], for: WindowID(2), now: .seconds(13))
         #expect(keys.takeAll().map(\.window) == [WindowID(1), WindowID(2)])
         #expect(keys.keys.isEmpty)
+    }
+
+    @Test("keys an engine still answering has not reached are not taken as read, however long ago they were sent")
+    func backlogIsNotForgotten() {
+        var keys = KeysInEngine()
+        // 40 held keys given at once to an engine just started on a loaded machine.
+        var backlog: [KeyPress] = []
+        for index in 0..<40 {
+            let pressed = index % 2 == 0
+            let stroke = KeyStroke(keycode: 30, pressed: pressed, time: UInt32(index))
+            backlog.append(KeyPress(pressed: pressed, keysyms: [Sym.a], stroke: stroke))
+        }
+        keys.sent(backlog, for: WindowID(1), now: .seconds(10))
+        // It answers a press and passes its release on every half second.
+        for step in 1...5 {
+            let at = Instant.seconds(10).advanced(by: .milliseconds(500 * step))
+            keys.answered(press: true, now: at)
+            keys.answered(press: false, now: at)
+        }
+        let typed = KeyPress(pressed: true, keysyms: [Sym.a], stroke: KeyStroke(keycode: 30, pressed: true, time: 99))
+        keys.sent([typed], for: WindowID(1), now: Instant.seconds(10).advanced(by: .milliseconds(2600)))
+        // 2.6 s after they were sent, 30 are still unanswered: killed now, they go to its successor.
+        let unanswered: [KeyPress] = Array(backlog.dropFirst(10)) + [typed]
+        #expect(keys.keys == unanswered)
+        // Quiet for the bound: what it never answered was read silently.
+        keys.sent([typed], for: WindowID(1), now: Instant.seconds(10).advanced(by: .milliseconds(4700)))
+        #expect(keys.keys == [typed])
     }
 
     @Test("a deadline that fires before its time (a stale timer) re-arms for what is left")

@@ -233,7 +233,7 @@ final class TextInputRelay {
         let client = wl_resource_get_client(engine.pointee.resource)!
         let window = active.flatMap { server.windowID(of: $0.focusedSurface) }
         // A commit answers a key it was sent (Core counts them for its death).
-        server.decide { $0.inputMethodAnswered(by: server.clientID(client), press: true) }
+        server.decide { $0.inputMethodAnswered(by: server.clientID(client), press: true, now: AssessmentService.now()) }
         let effects = server.decide { $0.compositionSent(by: server.clientID(client), for: window) }
         server.carryOut(effects.filter { if case .relayComposition = $0 { return false } else { return true } })
         guard let active, effects.contains(where: { if case .relayComposition = $0 { return true } else { return false } }) else { return }

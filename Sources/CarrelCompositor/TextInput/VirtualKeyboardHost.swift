@@ -33,7 +33,8 @@ final class VirtualKeyboardHost {
     func key(from keyboard: VirtualKeyboard, time: UInt32, keycode: UInt32, state: UInt32) {
         // The engine passing a key on answers one it was sent (Core counts them for its death).
         server.decide {
-            $0.inputMethodAnswered(by: server.clientID(keyboard.client), press: state == WL_KEYBOARD_KEY_STATE_PRESSED.rawValue)
+            $0.inputMethodAnswered(by: server.clientID(keyboard.client), press: state == WL_KEYBOARD_KEY_STATE_PRESSED.rawValue,
+                                   now: AssessmentService.now())
         }
         guard delivers(keyboard) else { return }
         WlrootsVersion.setSeatKeyboard(seat, keyboard.device)

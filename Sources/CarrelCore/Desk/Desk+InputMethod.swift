@@ -144,8 +144,8 @@ extension Desk {
     /// The engine answered a key: a commit (preedit or text) or a press on
     /// its virtual keyboard answers a press; a release on its virtual
     /// keyboard a release (see `KeysInEngine`).
-    public mutating func inputMethodAnswered(by client: ClientID, press: Bool) {
-        if client == inputMethod.engine { inputMethod.inEngine.answered(press: press) }
+    public mutating func inputMethodAnswered(by client: ClientID, press: Bool, now: Instant) {
+        if client == inputMethod.engine { inputMethod.inEngine.answered(press: press, now: now) }
     }
 
     /// The engine's process ended (`description` from its exit status):

@@ -119,7 +119,11 @@ public struct KeysAwaitingEngine: Sendable, Equatable {
 /// not consume), and passes on the releases of keys it does not consume.
 /// Each answer settles the oldest key of its kind (see `answered`). When the engine goes, what is left is given to
 /// its successor, so a key the dead engine never read is typed once, by the
-/// next one. A press that gets no answer is taken as read after `limit`.
+/// next one. A key that gets no answer is taken as read after `limit`, once
+/// the engine has been quiet that long too: an engine still answering is
+/// working through a backlog (many keys given at once to an engine just
+/// started, on a loaded machine), and what it has not answered it has not
+/// read yet.
 public struct KeysInEngine: Sendable, Equatable {
     /// A key sent, the window it was sent for (the composition target
     /// then) and when.
@@ -133,6 +137,8 @@ public struct KeysInEngine: Sendable, Equatable {
     /// Answers still due for presses given away (`giveAway`): skipped, so
     /// they settle nothing sent since.
     private var answersToSkip = 0
+    /// When the engine last answered a key (nil: not yet).
+    private var lastAnswer: Instant?
 
     public init() {}
 
@@ -140,8 +146,9 @@ public struct KeysInEngine: Sendable, Equatable {
 
     /// `keys` were sent to the engine for `window`.
     public mutating func sent(_ keys: [KeyPress], for window: WindowID, now: Instant) {
-        // Keys older than the bound that got no answer were read silently.
-        while let first = sent.first, now.duration(since: first.at) > KeysAwaitingEngine.limit {
+        // Keys older than the bound that got no answer were read silently,
+        // unless the engine answered since (it is still working through them).
+        while let first = sent.first, now.duration(since: max(first.at, lastAnswer ?? first.at)) > KeysAwaitingEngine.limit {
             sent.removeFirst()
         }
         sent += keys.map { Sent(key: $0, window: window, at: now) }
@@ -154,7 +161,8 @@ public struct KeysInEngine: Sendable, Equatable {
     /// press is answered; if the engine dies first it is sent again, which
     /// a client takes as a no-op, where a lost one would leave a key
     /// repeating.
-    public mutating func answered(press: Bool) {
+    public mutating func answered(press: Bool, now: Instant) {
+        lastAnswer = now
         if press && answersToSkip > 0 {
             answersToSkip -= 1
             return
