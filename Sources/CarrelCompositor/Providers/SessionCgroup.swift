@@ -1,5 +1,6 @@
 import CarrelCore
 import CarrelMedia
+import CarrelShim
 import CarrelSystem
 import Glibc
 
