@@ -127,9 +127,10 @@ def test_what_is_resident_is_told_apart_by_mapping(carrel, paint_bin):
     assert min(before[1], after[1]) <= kb["executable"] <= max(before[1], after[1]), (kb, before, after)
     # One of the client's 1279x719 XRGB buffers at least (a memfd pool) and
     # the output's 1280x720 buffer it is copied into (wlroots' /dev/shm).
-    # Built on wlroots 0.19 or 0.20, Carrel keeps the client's pool mapped but
-    # none of its pages resident between frames (why is not known yet:
-    # docs/WLROOTS.md, "Left to do"), so there only the output's counts.
+    # Built on wlroots 0.19 or 0.20, the headless output takes the lone
+    # client's buffer itself (direct scanout: from 0.19 a buffer smaller than
+    # the output may be shown), so Carrel never reads the pool and only the
+    # output's buffer counts (docs/WLROOTS.md, "Left to do").
     if h.wlroots_version() in ("0.19", "0.20"):
         assert kb["pixels"] >= 1280 * 720 * 4 // 1024, kb
     else:
