@@ -7,6 +7,7 @@ that hand these objects to tests live in conftest.py.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -42,6 +43,20 @@ class HarnessError(AssertionError):
 
 def carrel_bin() -> Path:
     return Path(os.environ.get("CARREL_BIN", REPO / ".build" / "debug" / "carrel"))
+
+
+@contextlib.contextmanager
+def carrel_bin_replaced(path):
+    """CARREL_BIN names `path` (a wrapper around carrel) inside the block, and what it named before after it."""
+    old = os.environ.get("CARREL_BIN")
+    os.environ["CARREL_BIN"] = str(path)
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop("CARREL_BIN", None)
+        else:
+            os.environ["CARREL_BIN"] = old
 
 
 def paint_bin() -> Path:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from carrel_clients import Driver, World
+from carrel_clients import Driver, World, begin_exam
 
 HERE = Path(__file__).resolve().parent
 NETPROBE = HERE / "netprobe.py"
@@ -83,12 +83,8 @@ def start_server(ns: Namespace, procs, logdir) -> None:
 
 
 def begin_session(world) -> Driver:
-    a = world.client("exam")
-    a.map()
-    a.bind()
-    a.begin()
-    a.began()
-    return a
+    """The exam client's session, begun and active (carrel_clients.begin_exam)."""
+    return begin_exam(world)
 
 
 def app_connect(world) -> str:
@@ -133,17 +129,10 @@ class NetWorld(World):
     def start_carrel(self, carrel_factory, args, python):
         if self.record.exists():
             self.record.unlink()
-        old = os.environ.get("CARREL_BIN")
-        os.environ["CARREL_BIN"] = str(self.ns.wrapper)
-        try:
+        with h.carrel_bin_replaced(self.ns.wrapper):
             self.carrel = carrel_factory.start(
                 app=[python, NETPROBE, "app", self.record, self.fifo, self.results],
                 args=[*args, "--provider-state-dir", str(self.state_dir)])
-        finally:
-            if old is None:
-                os.environ.pop("CARREL_BIN", None)
-            else:
-                os.environ["CARREL_BIN"] = old
         assert h.wait_until(self.record.exists, 10), f"carrel's app never ran\n{self.carrel.evidence()}"
         self.app_display = self.record.read_text().strip()
 

@@ -132,17 +132,10 @@ class PrivilegedWorld(World):
         self.requests = 0
         self.count = 0
         self.audit_log = m.carrel_dir / "audit.jsonl"
-        old = os.environ.get("CARREL_BIN")
-        os.environ["CARREL_BIN"] = str(m.wrapper)
-        try:
+        with h.carrel_bin_replaced(m.wrapper):
             self.carrel = carrel_factory.start(
                 app=[SYSTEM_PYTHON, NETPROBE, "app", self.record, self.fifo, self.results],
                 args=["--provider", "network", "--privileged-helper", str(m.socket), *args], audit_log=self.audit_log)
-        finally:
-            if old is None:
-                os.environ.pop("CARREL_BIN", None)
-            else:
-                os.environ["CARREL_BIN"] = old
         assert h.wait_until(self.record.exists, 10), f"carrel's app never ran\n{self.carrel.evidence()}"
         self.app_pid = int((m.app_dir / "record.pid").read_text())
         # The app has no path to carrel (WAYLAND_SOCKET): the test's client

@@ -37,16 +37,18 @@ from privileged_setup import PrivilegedWorld
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: a network namespace, nftables and cgroup v2")
 
 
-def slow_nft(tmp_path: Path, seconds: float) -> tuple[Path, Path]:
-    """A directory holding an `nft` whose `list` waits `seconds` first, and
-    the file it touches each time it does."""
+def slow_nft(tmp_path: Path, seconds: float, hang: bool = False) -> tuple[Path, Path]:
+    """A directory holding an `nft` whose `list` waits `seconds` first (with
+    `hang`, becomes that wait and never lists: the pid it records is then the
+    process that must be killed), and the file it records each listing's pid in."""
     real = tool("nft")
     directory = tmp_path / "slow-nft"
     directory.mkdir()
     mark = tmp_path / "slow-listing"
     script = directory / "nft"
+    wait = f"exec sleep {seconds}" if hang else f"sleep {seconds}"
     script.write_text("#!/bin/sh\n"
-                      f'if [ "$1" = list ]; then echo "$$" >> {mark}; sleep {seconds}; fi\n'
+                      f'if [ "$1" = list ]; then echo "$$" >> {mark}; {wait}; fi\n'
                       f'exec {real} "$@"\n')
     script.chmod(0o755)
     return directory, mark
@@ -59,7 +61,8 @@ def slow_path(directory: Path) -> str:
 @pytest.fixture
 def slow_netns(request, tmp_path):
     seconds = request.param
-    directory, mark = slow_nft(tmp_path, seconds)
+    # Past nft's 5 s bound: the listing hangs (nothing is left of it once killed).
+    directory, mark = slow_nft(tmp_path, seconds, hang=seconds > 5)
     path = slow_path(directory)
     ns = Namespace(tmp_path, carrel_prefix=f"env PATH={path} ")
     ns.mark = mark
