@@ -90,9 +90,58 @@ carrel_leg_skip() {
   fi
 }
 
+# carrel_leg_beside NAME -- COMMAND...: starts a leg that runs beside the
+# legs after it, until carrel_leg_join. For a leg that leaves cores idle (the
+# seat's guests wait on screens and serial lines) beside legs that use them
+# (builds); never beside an integration suite, whose bounded waits would then
+# measure this leg's load. Its output goes to a log, printed when it is joined.
+carrel_leg_beside_current=""
+carrel_leg_beside_pid=""
+carrel_leg_beside() {
+  local name="$1" n
+  shift
+  [ "${1:-}" = "--" ] && shift
+  n=$(find "$CARREL_LEGS_DIR" -maxdepth 1 -name '*.leg' | wc -l)
+  carrel_leg_beside_current="$CARREL_LEGS_DIR/$(printf '%03d' "$n")"
+  printf 'name=%s (beside the legs after it)\n' "$name" >"$carrel_leg_beside_current.leg"
+  carrel_leg_beside_started=$(date +%s)
+  echo
+  echo "==> $name: runs beside the next legs; its output follows when it ends"
+  # A session of its own, so that a failure elsewhere can end all of it
+  # (QEMU included) at exit.
+  CARREL_SKIP_LOG="$carrel_leg_beside_current.skips" setsid "$@" >"$carrel_leg_beside_current.log" 2>&1 </dev/null &
+  carrel_leg_beside_pid=$!
+}
+
+# carrel_leg_join: waits for the leg carrel_leg_beside started, prints its
+# output, records its status and wall time; returns its exit status.
+carrel_leg_join() {
+  [ -n "$carrel_leg_beside_pid" ] || return 0
+  local rc=0 name secs
+  wait "$carrel_leg_beside_pid" || rc=$?
+  carrel_leg_beside_pid=""
+  secs=$(( $(date +%s) - carrel_leg_beside_started ))
+  name="$(sed -n 's/^name=//p' "$carrel_leg_beside_current.leg")"
+  echo
+  echo "==> $name: its output"
+  cat "$carrel_leg_beside_current.log"
+  if [ "$rc" -eq 0 ]; then printf 'status=ok\n' >>"$carrel_leg_beside_current.leg"
+  else printf 'status=FAILED\n' >>"$carrel_leg_beside_current.leg"; fi
+  printf 'secs=%s\n' "$secs" >>"$carrel_leg_beside_current.leg"
+  echo "--- ${secs}s: $name"
+  carrel_leg_beside_current=""
+  return "$rc"
+}
+
 carrel_legs_exit() {
   local rc=$? p
   if [ "$rc" -eq 0 ]; then carrel_leg_end ok; else carrel_leg_end FAILED; fi
+  # A leg still running beside (a step failed before it was joined) ends here,
+  # its whole session; what it printed so far is shown.
+  if [ -n "$carrel_leg_beside_pid" ]; then
+    kill -TERM -- "-$carrel_leg_beside_pid" 2>/dev/null || true
+    carrel_leg_join || true
+  fi
   if [ "$carrel_legs_summarise" = true ]; then carrel_legs_summary "$rc" || true; fi
   for p in "${carrel_legs_cleanup[@]}"; do rm -rf "$p"; done
   return "$rc"
@@ -112,7 +161,7 @@ carrel_legs_summary() {
     printf '  %-18s %6ss  %s\n' "$status" "${secs:-?}" "$name"
     total=$(( total + ${secs:-0} ))
   done
-  printf '  %-18s %6ss  (all legs)\n' "" "$total"
+  printf '  %-18s %6ss  (all legs; a leg run beside others counts its own wall time)\n' "" "$total"
   echo
   echo "==> skips (with their reasons)"
   for leg in "$CARREL_LEGS_DIR"/*.leg; do

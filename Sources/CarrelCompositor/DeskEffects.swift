@@ -40,6 +40,8 @@ extension Server {
             input.releaseHeldKeys(keys, to: destination)
         case .armHeldKeyDeadline(let delay):
             textInput?.armHeldKeyDeadline(after: delay)
+        case .commitPreedit:
+            textInput?.commitPreedit()
         case .cancelComposition:
             textInput?.cancelComposition()
         case .relaunchInputMethod(let delay):

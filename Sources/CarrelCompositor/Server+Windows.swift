@@ -122,6 +122,11 @@ extension Server {
         stack.append(view)
         view.raiseToTop()
         logger.debug("mapped toplevel \(view.id) of role \(view.role)")
+        // The app's first window since it had none: a seat's boot figure
+        // (unit start → the exam on screen) is read from this line.
+        if view.role == .app, !views.values.contains(where: { $0 !== view && $0.role == .app && $0.isMapped }) {
+            logger.notice("the app's window \(view.id) is mapped; the next frame shows it")
+        }
         drive { $0.toplevelMapped(view.id, now: AssessmentService.now()) }
     }
 

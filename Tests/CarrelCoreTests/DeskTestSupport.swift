@@ -75,6 +75,7 @@ struct DeskDouble {
     /// The windows keys went to the input method's grab for.
     private(set) var composedFor: [WindowID] = []
     private(set) var compositionsCancelled = 0
+    private(set) var preeditsCommitted = 0
     /// Keys the Desk held for an absent input method and has not let go.
     private(set) var keysHeld = 0
     /// When the Desk asked to hear that held keys' bound passed.
@@ -153,6 +154,8 @@ struct DeskDouble {
             heldKeyDeadline = now.advanced(by: delay)
         case .relayComposition:
             break
+        case .commitPreedit:
+            preeditsCommitted += 1
         case .cancelComposition:
             compositionsCancelled += 1
         case .relaunchInputMethod(let delay):

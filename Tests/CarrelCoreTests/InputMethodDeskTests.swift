@@ -191,14 +191,18 @@ struct InputMethodDeskTests {
         #expect(double.log.firstIndex(of: .cancelComposition)! < double.log.lastIndex(of: .focus(WindowID(1)))!)
     }
 
-    @Test("the engine's death abandons its composition, leaves the session alone, relaunches it with a back-off")
+    @Test("the engine's death commits what its composition showed, then ends it; leaves the session alone; relaunches it with a back-off")
     func engineDies() {
         var double = desk(session: [.inputMethod])
         withEngine(&double)
         double.desk.inputMethodLaunched(now: double.now, prediction: true)
         let before = double.compositionsCancelled
         let effects = double.run { $0.inputMethodDisconnected(Self.engine, now: .seconds(5000)) }
-        #expect(effects.contains(.cancelComposition))
+        // The shown preedit (a syllable the student typed) is committed before the composition ends.
+        let commit = effects.firstIndex(of: .commitPreedit)
+        let cancel = effects.firstIndex(of: .cancelComposition)
+        #expect(commit != nil && cancel != nil && commit! < cancel!)
+        #expect(double.preeditsCommitted == 1)
         #expect(double.compositionsCancelled == before + 1)
         #expect(!effects.contains { if case .session = $0 { true } else { false } })
         #expect(double.events[SessionID(1)] == [.began])

@@ -142,21 +142,34 @@ def test_korean_and_chinese(carrel, procs, logdir, logs, tmp_path, engine, keys,
     assert c.alive(), c.evidence()
 
 
-def test_engine_killed_mid_composition(carrel, procs, logdir, logs, tmp_path):
-    c, display, typed = start(carrel, procs, logdir, logs, tmp_path)
+@pytest.mark.parametrize("engine, before, after, keys, expected", [
+    # mozc shows にほｎ (the n still open: ん or な…) as its preedit; after the
+    # kill what was shown is kept as shown, and the rest converts.
+    ("mozc", "nihon", "nihongo", ["space", "Return", "Return"], "にほｎ日本語\n"),
+    # hangul holds the syllable being typed (한) as its preedit until the next one starts.
+    ("hangul", "gks", "rnrdj", ["space", "Return"], "한국어 \n"),
+])
+def test_engine_killed_mid_composition_keeps_what_it_showed(carrel, procs, logdir, logs, tmp_path,
+                                                             engine, before, after, keys, expected):
+    """The engine is killed with a composition on screen: what it showed
+    the student is committed to foot (keys typed are data), the session goes
+    on, and the relaunched engine composes what is typed next."""
+    c, display, typed = start(carrel, procs, logdir, logs, tmp_path, engines=(engine,))
     engine_ready(c)
     first = engine_pid(c)
-    type_keys(display, "nihon")
-    time.sleep(0.5)
+    type_keys(display, before)
+    # Time for the engine to answer every key (keys it had not answered
+    # would go to its successor instead, composing something else).
+    time.sleep(1.5)
     os.kill(first, signal.SIGKILL)
-    # Relaunched; the session goes on; nothing of the composition was committed.
     assert h.wait_until(lambda: engine_pid(c) != first, 10), f"the engine was not relaunched\n{c.evidence()}"
     engine_ready(c, count=2)
     assert "session interrupted" not in stderr(c) and "session ended" not in stderr(c), c.evidence()
-    assert content(typed) == "", f"the dead engine's composition reached the app: {content(typed)!r}"
-    type_keys(display, "nihongo", ["space", "Return", "Return"])
+    # Core decided it (the trace); the text foot receives below proves it.
+    assert c.trace(effect="commitPreedit"), f"Core did not commit the dead engine's preedit\n{c.evidence()}"
+    type_keys(display, after, keys)
     text = wait_content(typed, lambda t: t.endswith("\n"))
-    assert text == "日本語\n", f"after the relaunch foot received {text!r}\n{c.evidence()}"
+    assert text == expected, f"foot received {text!r}, not {expected!r}\n{c.evidence()}"
     assert c.alive(), c.evidence()
 
 

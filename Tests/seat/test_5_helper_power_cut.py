@@ -17,3 +17,21 @@ def test_power_cut_mid_session_then_boot(helper_seat):
     assert state == "none", output
     verify = helper_seat.sh("carrelctl audit verify /var/log/carrel/audit.jsonl", check=False)
     assert "chain intact" in verify, f"the audit chain after a power cut:\n{verify}"
+
+
+def test_reboot_comes_back_to_the_exam(helper_seat):
+    """An administrator's `systemctl reboot` (the same QEMU: the guest's own
+    reset): the monitor leaves the exam and shows it again, and nothing of
+    the last boot's session holds."""
+    helper_seat.exam_on_screen()
+    guest = helper_seat.guest
+    asked = guest.elapsed()
+    helper_seat.sh("systemctl reboot", check=False)
+    # The serial shell goes with the old boot; the next command logs in again.
+    guest.serial.shell_ready = False
+    guest.wait_for_screen(("console", "other"), BOOT_TO_EXAM_S, "rebooting")
+    name, seconds, png = guest.wait_for_screen("start", BOOT_TO_EXAM_S, "after-reboot")
+    figure(f"reboot (systemctl reboot) → exam on screen: {seconds - asked:.1f} s")
+    state, output = helper_seat.status()
+    assert state == "none", output
+    assert helper_seat.sh("cat /sys/class/tty/tty0/active").strip() == "tty7"

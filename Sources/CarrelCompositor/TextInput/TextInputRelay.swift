@@ -31,6 +31,10 @@ final class TextInputRelay {
     /// cursor rectangle, which the engine learns through its popup) does not
     /// wake it: one message round less for every composed key.
     private var stateSentToEngine: EngineTextState?
+    /// The preedit the active text input shows now (empty: none), as the
+    /// engine's last relayed composition left it: committed if the engine
+    /// dies before finishing it.
+    private var shownPreedit = ""
     /// After composed text went to the app, frames wait (briefly) for the
     /// app's redraw, so its preedit and the engine's popup draw as one frame.
     private var frameHold = CompositionFrameHold()
@@ -98,7 +102,20 @@ final class TextInputRelay {
             wlr_text_input_v3_send_preedit_string(active.textInput, nil, 0, 0)
             wlr_text_input_v3_send_done(active.textInput)
         }
+        shownPreedit = ""
         deactivate()
+    }
+
+    /// Core's `.commitPreedit`: the preedit the active text input shows
+    /// becomes committed text (its engine is gone and cannot finish it).
+    func commitPreedit() {
+        guard let active, !shownPreedit.isEmpty else { return }
+        wlr_text_input_v3_send_preedit_string(active.textInput, nil, 0, 0)
+        wlr_text_input_v3_send_commit_string(active.textInput, shownPreedit)
+        wlr_text_input_v3_send_done(active.textInput)
+        // The count, not the text: what a student types stays out of the log.
+        logger.notice("input method: the engine ended while composing; the \(shownPreedit.count) character(s) it showed are committed to the window")
+        shownPreedit = ""
     }
 
     // MARK: - Text inputs
@@ -164,6 +181,7 @@ final class TextInputRelay {
         guard active != nil else { return }
         active = nil
         stateSentToEngine = nil
+        shownPreedit = ""
         if holdSurface != nil { letFramesGo() }
         if let engine {
             wlr_input_method_v2_send_deactivate(engine)
@@ -238,12 +256,15 @@ final class TextInputRelay {
         server.carryOut(effects.filter { if case .relayComposition = $0 { return false } else { return true } })
         guard let active, effects.contains(where: { if case .relayComposition = $0 { return true } else { return false } }) else { return }
         let state = engine.pointee.current
+        // Each `done` replaces the text input's preedit: none sent, none shown.
+        shownPreedit = ""
         if let text = state.preedit.text {
             let preedit = ComposedTextLimit.bounded(String(cString: text)).text
             let length = Int32(preedit.utf8.count)
             wlr_text_input_v3_send_preedit_string(active.textInput, preedit,
                                                   min(max(state.preedit.cursor_begin, -1), length),
                                                   min(max(state.preedit.cursor_end, -1), length))
+            shownPreedit = preedit
         }
         if let text = state.commit_text {
             let (commit, truncated) = ComposedTextLimit.bounded(String(cString: text))
@@ -315,16 +336,20 @@ final class TextInputRelay {
         engineListeners.disconnectAll()
         grabListeners.disconnectAll()
         grab = nil
-        if let active {
-            // Nothing the dead engine composed is committed anywhere.
+        engine = nil
+        stateSentToEngine = nil
+        if holdSurface != nil { letFramesGo() }
+        // Core says what becomes of the dead engine's composition (what it
+        // showed is committed, then the composition ends), while the text
+        // input it was for is still the active one.
+        server.drive { $0.inputMethodDisconnected(server.clientID(client), now: AssessmentService.now()) }
+        if let active, !shownPreedit.isEmpty {
+            // Whatever was decided, no preedit of a dead engine stays shown.
             wlr_text_input_v3_send_preedit_string(active.textInput, nil, 0, 0)
             wlr_text_input_v3_send_done(active.textInput)
         }
-        engine = nil
         active = nil
-        stateSentToEngine = nil
-        if holdSurface != nil { letFramesGo() }
-        server.drive { $0.inputMethodDisconnected(server.clientID(client), now: AssessmentService.now()) }
+        shownPreedit = ""
         updatePopups()
     }
 

@@ -101,17 +101,19 @@ extension Desk {
                 .restartInputMethod]
     }
 
-    /// A client that bound the input method went away. The engine's death
-    /// commits nothing anywhere (its composition is abandoned) and never
-    /// touches the session; the engine is relaunched by `inputMethodExited`.
+    /// A client that bound the input method went away. What its composition
+    /// showed the student (a syllable in the preedit) is committed to the
+    /// text input it was for, since no engine will finish it; then the
+    /// composition ends. The death never touches the session; the engine is
+    /// relaunched by `inputMethodExited`.
     ///
     /// Keys it was sent and never answered are held for its successor, ahead
     /// of any typed since (or given to their window plain if it no longer
     /// composes): a key typed just before a kill -9 is not lost with it.
     public mutating func inputMethodDisconnected(_ client: ClientID, now: Instant) -> [DeskEffect] {
         guard inputMethod.gone(client) else { return [] }
-        var effects: [DeskEffect] = [.log(SessionLogEntry(.warning, "input method: the engine disconnected; its composition is abandoned")),
-                                     .cancelComposition]
+        var effects: [DeskEffect] = [.log(SessionLogEntry(.warning, "input method: the engine disconnected; what it showed composing is committed, its composition ends")),
+                                     .commitPreedit, .cancelComposition]
         let unanswered = inputMethod.inEngine.takeAll()
         guard let first = unanswered.first else { return effects }
         // All for the window that composes now (and any held keys' window):

@@ -29,6 +29,10 @@ public enum DeskEffect: Sendable, Hashable, CustomStringConvertible {
     /// Let the input method's preedit, commit or deletion through to the
     /// focused window's text input.
     case relayComposition(window: WindowID)
+    /// The preedit the focused text input shows is committed to it as text,
+    /// once: the engine that composed it is gone and cannot finish it, and
+    /// what the student typed and saw stays theirs.
+    case commitPreedit
     /// Any composition in progress is abandoned: the focused text input gets
     /// an empty preedit and `done`; the input method is deactivated (and
     /// activated afresh if the focus may still compose).
@@ -96,6 +100,7 @@ public enum DeskEffect: Sendable, Hashable, CustomStringConvertible {
         case .releaseHeldKeys(let keys, let destination): return "release \(keys.count) held keys to \(destination)"
         case .armHeldKeyDeadline(let delay): return "let held keys go after \(delay)"
         case .relayComposition(let window): return "relay composition to \(window)"
+        case .commitPreedit: return "commit the shown preedit"
         case .cancelComposition: return "cancel composition"
         case .relaunchInputMethod(let delay): return "relaunch the input method after \(delay)"
         case .restartInputMethod: return "restart the input method"

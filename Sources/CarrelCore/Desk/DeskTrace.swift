@@ -49,6 +49,7 @@ extension DeskEffect {
         case .releaseHeldKeys: return "releaseHeldKeys"
         case .armHeldKeyDeadline: return "armHeldKeyDeadline"
         case .relayComposition: return "relayComposition"
+        case .commitPreedit: return "commitPreedit"
         case .cancelComposition: return "cancelComposition"
         case .relaunchInputMethod: return "relaunchInputMethod"
         case .restartInputMethod: return "restartInputMethod"
