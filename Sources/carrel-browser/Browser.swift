@@ -205,9 +205,21 @@ final class Browser: AssessmentSessionDelegate {
                 fail("cannot copy the web process extension \(path) into \(dir): \(error)", status: 73)
             }
             webkit_web_context_set_web_process_extensions_directory(context, dir)
+            // The filter's rules as decided here (block rules, then allow
+            // rules, each the pattern this side decides navigations with):
+            // the extension only runs them, on every request, when the
+            // configuration filters content.
+            let ruleType = g_variant_type_new("(bs)")
+            let rules: [OpaquePointer?] = settings.filter.orderedRules.map { rule in
+                let pair: [OpaquePointer?] = [g_variant_new_boolean(rule.action == .allow ? 1 : 0), g_variant_new_string(rule.pattern)]
+                return pair.withUnsafeBufferPointer { g_variant_new_tuple($0.baseAddress, 2) }
+            }
+            let ruleArray = rules.withUnsafeBufferPointer { g_variant_new_array(ruleType, $0.baseAddress, gsize($0.count)) }
+            g_variant_type_free(ruleType)
             let children: [OpaquePointer?] = [g_variant_new_string(configKey), g_variant_new_string(browserExamKey),
-                            g_variant_new_string(appVersion), g_variant_new_boolean(settings.sendBrowserExamKey ? 1 : 0)]
-            let tuple = children.withUnsafeBufferPointer { g_variant_new_tuple($0.baseAddress, 4) }
+                            g_variant_new_string(appVersion), g_variant_new_boolean(settings.sendBrowserExamKey ? 1 : 0),
+                            g_variant_new_boolean(settings.filter.filtersContent ? 1 : 0), ruleArray]
+            let tuple = children.withUnsafeBufferPointer { g_variant_new_tuple($0.baseAddress, gsize($0.count)) }
             webkit_web_context_set_web_process_extensions_initialization_user_data(context, tuple)
         } else {
             say("warning: no web process extension found; the SEB headers and JavaScript API are missing")
