@@ -30,6 +30,9 @@ final class Browser: AssessmentSessionDelegate {
     var bannerTimeout: guint = 0
     var passwordEntry: UnsafeMutablePointer<GtkWidget>?
     var passwordMessage: UnsafeMutablePointer<GtkWidget>?
+    var confirmBackButton: UnsafeMutablePointer<GtkWidget>?
+    /// The quit URL was reached and carrel-browser asks whether to quit.
+    var confirmingQuit = false
     var webView: UnsafeMutablePointer<WebKitWebView>!
     var networkSession: OpaquePointer!
     var extensionDirectory: String?
@@ -90,8 +93,9 @@ final class Browser: AssessmentSessionDelegate {
         gtk_box_append(UnsafeMutableRawPointer(box).assumingMemoryBound(to: GtkBox.self), child)
     }
 
-    private func button(_ label: String, _ handler: @escaping @convention(c) (gpointer?, gpointer?) -> Void) -> UnsafeMutablePointer<GtkWidget> {
-        let b = gtk_button_new_with_label(label)!
+    private func button(_ label: String, mnemonic: Bool = false,
+                        _ handler: @escaping @convention(c) (gpointer?, gpointer?) -> Void) -> UnsafeMutablePointer<GtkWidget> {
+        let b = (mnemonic ? gtk_button_new_with_mnemonic(label) : gtk_button_new_with_label(label))!
         connect(raw(b), "clicked", handler)
         return b
     }
@@ -148,6 +152,7 @@ final class Browser: AssessmentSessionDelegate {
         gtk_stack_add_named(stackPointer, status, "status")
         gtk_stack_add_named(stackPointer, typed(OpaquePointer(webView)), "web")
         gtk_stack_add_named(stackPointer, buildQuitPage(), "quit")
+        gtk_stack_add_named(stackPointer, buildConfirmQuitPage(), "confirm-quit")
         gtk_stack_set_visible_child_name(stackPointer, "status")
         append(outer, stack)
         gtk_window_set_child(gtkWindow(), outer)
@@ -176,6 +181,22 @@ final class Browser: AssessmentSessionDelegate {
         let buttons = box(GTK_ORIENTATION_HORIZONTAL, spacing: 12)
         append(buttons, button("Quit") { _, _ in browser.checkQuitPassword() })
         append(buttons, button("Back to the exam") { _, _ in browser.showPage(browser.examShown ? "web" : "status") })
+        append(page, buttons)
+        return page
+    }
+
+    /// The quit URL's question (`quitURLConfirm`): in carrel-browser's own
+    /// window, where the page can neither script nor answer it.
+    func buildConfirmQuitPage() -> UnsafeMutablePointer<GtkWidget> {
+        let page = box(GTK_ORIENTATION_VERTICAL, spacing: 12)
+        gtk_widget_set_valign(page, GTK_ALIGN_CENTER)
+        gtk_widget_set_halign(page, GTK_ALIGN_CENTER)
+        append(page, gtk_label_new("The exam asks to quit. End the exam and leave?"))
+        let buttons = box(GTK_ORIENTATION_HORIZONTAL, spacing: 12)
+        append(buttons, button("_Quit the exam", mnemonic: true) { _, _ in browser.answerQuitURL(confirmed: true) })
+        let back = button("_Back to the exam", mnemonic: true) { _, _ in browser.answerQuitURL(confirmed: false) }
+        confirmBackButton = back
+        append(buttons, back)
         append(page, buttons)
         return page
     }
@@ -433,6 +454,7 @@ final class Browser: AssessmentSessionDelegate {
 
     func hideExam(_ message: String) {
         examShown = false
+        confirmingQuit = false
         setStatus(message)
         webkit_web_view_stop_loading(webView)
         webkit_web_view_load_html(webView, "<!doctype html><title>Paused</title>", "about:blank")
@@ -489,10 +511,9 @@ final class Browser: AssessmentSessionDelegate {
                 showRefusalBanner(uri, refusal)
                 return true
             }
-            if settings.isQuitURL(uri) {
+            if let action = settings.quitURLAction(uri) {
                 webkit_policy_decision_ignore(decision)
-                say("quit URL \(uri)")
-                quit()
+                quitURLReached(uri, action)
                 return true
             }
             webkit_policy_decision_use(decision)
@@ -517,9 +538,8 @@ final class Browser: AssessmentSessionDelegate {
         if let refusal = refusal(for: uri) {
             say("blocked \(uri)")
             showRefusal(uri, refusal)
-        } else if settings.isQuitURL(uri) {
-            say("quit URL \(uri)")
-            quit()
+        } else if let action = settings.quitURLAction(uri) {
+            quitURLReached(uri, action)
         } else {
             load(uri)
         }
@@ -604,6 +624,17 @@ final class Browser: AssessmentSessionDelegate {
         let control = state.rawValue & GDK_CONTROL_MASK.rawValue != 0
         let alt = state.rawValue & GDK_ALT_MASK.rawValue != 0
         let key = Int32(keyval)
+        if confirmingQuit {
+            // The question's own keys (its buttons' mnemonics, and Escape for "no").
+            if key == GDK_KEY_Escape || (alt && (key == GDK_KEY_b || key == GDK_KEY_B)) {
+                answerQuitURL(confirmed: false)
+                return true
+            }
+            if alt && (key == GDK_KEY_q || key == GDK_KEY_Q) {
+                answerQuitURL(confirmed: true)
+                return true
+            }
+        }
         if key == GDK_KEY_F5 || (control && (key == GDK_KEY_r || key == GDK_KEY_R)) {
             reload()
             return true
@@ -641,6 +672,36 @@ final class Browser: AssessmentSessionDelegate {
     }
 
     // MARK: - Quitting
+
+    /// The quit URL was reached (never requested): quit, or first ask in
+    /// carrel-browser's own window when the configuration says to.
+    func quitURLReached(_ uri: String, _ action: BrowserSettings.QuitURLAction) {
+        say("quit URL \(uri)")
+        switch action {
+        case .quit:
+            quit()
+        case .confirmFirst:
+            guard examShown, !quitting else { return }
+            confirmingQuit = true
+            showPage("confirm-quit")
+            // Not the quit button: a key the student was typing must not answer it.
+            if let back = confirmBackButton { gtk_widget_grab_focus(back) }
+            say("asking to confirm quitting")
+        }
+    }
+
+    func answerQuitURL(confirmed: Bool) {
+        guard confirmingQuit else { return }
+        confirmingQuit = false
+        if confirmed {
+            say("quit confirmed")
+            quit()
+        } else {
+            say("quit not confirmed")
+            showPage(examShown ? "web" : "status")
+            if examShown { gtk_widget_grab_focus(typed(OpaquePointer(webView))) }
+        }
+    }
 
     /// The quit control: asks for the quit password when the configuration has one.
     func requestQuit() {
