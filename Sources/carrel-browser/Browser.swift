@@ -33,6 +33,10 @@ final class Browser: AssessmentSessionDelegate {
     var confirmBackButton: UnsafeMutablePointer<GtkWidget>?
     /// The quit URL was reached and carrel-browser asks whether to quit.
     var confirmingQuit = false
+    /// With the content filter: whether WebSocket connections are blocked
+    /// yet, and whether the exam waits for it to be shown.
+    var webSocketsBlocked = false
+    var showWhenWebSocketsBlocked = false
     var webView: UnsafeMutablePointer<WebKitWebView>!
     var networkSession: OpaquePointer!
     var extensionDirectory: String?
@@ -69,6 +73,7 @@ final class Browser: AssessmentSessionDelegate {
             return 0
         }, nil)
         buildWebView()
+        blockWebSockets()
         buildWindow()
         gtk_window_present(window.withMemoryRebound(to: GtkWindow.self, capacity: 1) { $0 })
         lockWhenDrawn()
@@ -328,6 +333,50 @@ final class Browser: AssessmentSessionDelegate {
         } as @convention(c) (gpointer?, WebKitWebProcessTerminationReason, gpointer?) -> Void)
     }
 
+    /// WebKit opens WebSocket connections without passing them through the
+    /// extension's send-request, where the content filter decides: with
+    /// the content filter on, a WebKit content blocker refuses them all
+    /// (fail closed: no rule can be checked for them). The exam is shown only
+    /// once the blocker is in place.
+    func blockWebSockets() {
+        guard settings.filter.filtersContent else { return }
+        guard let dir = extensionDirectory else {
+            say("warning: no web process extension: the content filter is off in this test run")
+            webSocketsBlocked = true
+            return
+        }
+        let store = webkit_user_content_filter_store_new(dir + "/content-filters")
+        let rules = #"[{"trigger":{"url-filter":".*","resource-type":["websocket"]},"action":{"type":"block"}}]"#
+        let bytes = rules.withCString { g_bytes_new($0, gsize(strlen($0))) }
+        webkit_user_content_filter_store_save(store, "carrel-websockets", bytes, nil, { source, result, _ in
+            browser.webSocketBlockerSaved(OpaquePointer(source), result)
+        }, nil)
+        g_bytes_unref(bytes)
+    }
+
+    func webSocketBlockerSaved(_ store: OpaquePointer?, _ result: OpaquePointer?) {
+        var error: UnsafeMutablePointer<GError>?
+        let filter = webkit_user_content_filter_store_save_finish(store, result, &error)
+        g_object_unref(raw(store))
+        guard let filter else {
+            let why = error.map { String(cString: $0.pointee.message) } ?? "unknown"
+            if let error { g_error_free(error) }
+            say("refused: cannot block WebSocket connections (\(why))")
+            showWhenWebSocketsBlocked = false
+            exitStatus = 70
+            setStatus("The exam cannot start: carrel-browser could not put its content filter in place (\(why)).\n\nAsk the invigilator.")
+            if let session, session.isActive { session.end() }
+            return
+        }
+        webkit_user_content_manager_add_filter(webkit_web_view_get_user_content_manager(webView), filter)
+        webkit_user_content_filter_unref(filter)
+        webSocketsBlocked = true
+        if showWhenWebSocketsBlocked {
+            showWhenWebSocketsBlocked = false
+            showExam()
+        }
+    }
+
     // MARK: - The session
 
     /// Begins once GDK has committed the window's first frame.
@@ -444,6 +493,10 @@ final class Browser: AssessmentSessionDelegate {
     // MARK: - Showing and hiding
 
     func showExam() {
+        if settings.filter.filtersContent && !webSocketsBlocked {
+            showWhenWebSocketsBlocked = true
+            return
+        }
         examShown = true
         showPage("web")
         // Keys go to the page (and its text fields to the input method), not to the bar's buttons.
