@@ -67,11 +67,26 @@ struct FilterExpression {
     static let queryChars = "[^#]"
     static let fragmentChars = "."
 
-    /// `text` with each `*` a run of `chars`, the rest literal.
+    /// `text` with each `*` a run of `chars`, the rest literal, and each
+    /// character outside ASCII percent-encoded (UTF-8), as WebKit writes it
+    /// in a URL's path, query and fragment. (In a host WebKit writes
+    /// punycode instead: such a host never matches, which blocks.)
     static func part<S: StringProtocol>(_ text: S, _ chars: String) -> String {
         text.split(separator: "*", omittingEmptySubsequences: false)
-            .map { PortableRegex.literal($0) }
+            .map { PortableRegex.literal(percentEncodingWide($0)) }
             .joined(separator: chars + "*")
+    }
+
+    static func percentEncodingWide<S: StringProtocol>(_ text: S) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            if scalar.isASCII {
+                out.unicodeScalars.append(scalar)
+            } else {
+                for byte in String(scalar).utf8 { out += "%" + String(byte, radix: 16, uppercase: true) }
+            }
+        }
+        return out
     }
 
     /// Whether `text` is stars only, so that its part may be absent or empty.

@@ -15,8 +15,10 @@
 /// `\u`, `\p`, `\A`, `\z`, `\1`, …), inline options and other `(?` groups,
 /// possessive quantifiers, a `{` that is not a quantifier, an unescaped `]`
 /// or `}` outside its construct, and `]` first in a class (PCRE's literal,
-/// ICU's end). Letters' case is ignored by both (their case-insensitive
-/// option); the URLs they see are ASCII, as WebKit writes them.
+/// ICU's end), and any character outside ASCII: the URLs are ASCII as
+/// WebKit writes them (hosts in punycode, the rest percent-encoded), and
+/// without regard to case ICU lets "ß" match "ss" where PCRE does not.
+/// Letters' case is ignored by both (their case-insensitive option).
 public enum PortableRegex {
     /// Why `pattern` is outside the dialect; nil when it is inside.
     public static func problem(_ pattern: String) -> String? {
@@ -34,6 +36,10 @@ public enum PortableRegex {
             guard let c else { return "ends with a lone \\" }
             if isPunctuation(c) { return nil }
             return "uses the escape \\\(c), which ICU and PCRE read differently or not at all"
+        }
+        if let wide = chars.first(where: { !$0.isASCII }) {
+            return "has the character '\(wide)', outside ASCII; URLs are matched as WebKit writes them, "
+                + "ASCII (hosts in punycode, paths and queries percent-encoded): write it so"
         }
         while i < chars.count {
             let c = chars[i]
