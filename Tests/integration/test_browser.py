@@ -297,8 +297,9 @@ def test_outside_carrels_exam_role_it_refuses_to_show_the_exam_unless_told_it_is
 
 def test_bad_configurations_are_clear_errors_and_explain_lists_what_is_kept(browser_bin, tmp_path):
     """Without a display: garbage, a missing start URL, a truncated file, a
-    missing password file and a missing web process extension each end with a
-    message saying what to do; --explain lists unknown keys."""
+    regex rule outside the dialect ICU and PCRE share, a missing password
+    file and a missing web process extension each end with a message saying
+    what to do; --explain lists unknown keys."""
     def run(*args) -> subprocess.CompletedProcess:
         return subprocess.run([str(browser_bin), *map(str, args)], capture_output=True, text=True, timeout=30)
 
@@ -320,6 +321,15 @@ def test_bad_configurations_are_clear_errors_and_explain_lists_what_is_kept(brow
                        '</dict></plist>')
     r = run("--explain", unknown)
     assert r.returncode == 0 and "zzFutureSetting = 3" in r.stdout and "Config Key: " in r.stdout, r.stdout
+    # A regex rule the browser (ICU) and its web process (PCRE) would read differently stops it, naming the rule.
+    two_ways = tmp_path / "two-ways.seb"
+    two_ways.write_text('<?xml version="1.0"?><plist version="1.0"><dict><key>startURL</key>'
+                        '<string>https://exam.example.org/</string><key>URLFilterEnable</key><true/>'
+                        '<key>URLFilterRules</key><array><dict><key>action</key><integer>1</integer>'
+                        '<key>expression</key><string>^https://exam\\.example\\.org/\\Qa.b\\E</string>'
+                        '<key>regex</key><true/></dict></array></dict></plist>')
+    r = run(two_ways)
+    assert r.returncode == 65 and "URLFilterRules[0]" in r.stderr and "\\Q" in r.stderr, r.stderr
     r = run("--password-file", tmp_path / "missing", unknown)
     assert r.returncode == 65 and "password file" in r.stderr, r.stderr
     r = subprocess.run([str(browser_bin), str(unknown)], capture_output=True, text=True, timeout=30,
