@@ -5,7 +5,6 @@
  * See include/carrel_browser_extension.h.
  */
 #include <webkit/webkit-web-process-extension.h>
-#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 

@@ -9,7 +9,7 @@
  * a page's scripts run. Page scripts see only per-URL hashes, never the keys.
  * When the configuration filters every request (SEB's
  * URLFilterEnableContentFilter), it cancels each request the rules do not
- * allow before it is sent: the first rule whose expression matches the URL
+ * allow before it is sent: the first rule whose pattern matches the URL
  * decides, none matching blocks; data:, blob: and about: pass, other
  * schemes do not.
  */
