@@ -1,15 +1,60 @@
 /*
- * carrel-browser's web process extension: the SEB headers on every request
- * and the SEB JavaScript API in every frame, before the page's own scripts.
+ * carrel-browser's web process extension: the SEB headers on every request,
+ * the SEB JavaScript API in every frame, before the page's own scripts, and,
+ * when the configuration filters content, the URL filter on every request.
  * See include/carrel_browser_extension.h.
  */
 #include <webkit/webkit-web-process-extension.h>
 #include <string.h>
+#include <unistd.h>
 
 static char *config_key;
 static char *browser_exam_key;
 static char *app_version;
 static gboolean send_browser_exam_key;
+
+/* The URL filter's rules as carrel-browser decided them (CarrelSEB's
+ * URLFilter.orderedRules): block rules, then allow rules, each a regular
+ * expression in the dialect ICU and PCRE read alike. The first that matches
+ * decides; what none matches is blocked. Nothing here interprets SEB's
+ * rules: the browser wrote these patterns and decides navigations with
+ * the very same ones. */
+struct filter_rule {
+	GRegex *regex;
+	gboolean allow;
+};
+static gboolean filter_content;
+static struct filter_rule *filter_rules;
+static gsize filter_rule_count;
+/* A pattern GRegex would not take: every request is blocked (fail closed).
+ * carrel-browser compiles each one with GRegex before it starts, so this
+ * does not happen unless the two disagree. */
+static gboolean filter_broken;
+
+/* One line on standard output, as carrel-browser prints its own, written at once. */
+static void say(const char *what, const char *uri)
+{
+	char *line = g_strdup_printf("carrel-browser: %s %s\n", what, uri);
+	ssize_t ignored = write(STDOUT_FILENO, line, strlen(line));
+	(void)ignored;
+	g_free(line);
+}
+
+/* Whether a request for `uri` may leave, when content is filtered. */
+static gboolean request_allowed(const char *uri)
+{
+	if (g_str_has_prefix(uri, "http://") || g_str_has_prefix(uri, "https://")) {
+		if (filter_broken)
+			return FALSE;
+		for (gsize i = 0; i < filter_rule_count; i++) {
+			if (g_regex_match(filter_rules[i].regex, uri, 0, NULL))
+				return filter_rules[i].allow;
+		}
+		return FALSE;
+	}
+	/* A page's own content, which no request fetches (as the browser allows for navigations). */
+	return g_str_has_prefix(uri, "data:") || g_str_has_prefix(uri, "blob:") || g_str_has_prefix(uri, "about:");
+}
 
 /* SHA-256(url without its fragment + key), lowercase hex; g_free it. */
 static char *url_hash(const char *url, const char *key)
@@ -29,6 +74,10 @@ static gboolean on_send_request(WebKitWebPage *page, WebKitURIRequest *request, 
 {
 	(void)page, (void)redirected, (void)data;
 	const char *uri = webkit_uri_request_get_uri(request);
+	if (filter_content && !(uri && request_allowed(uri))) {
+		say("blocked request", uri ? uri : "(no URL)");
+		return TRUE; /* TRUE: cancel it; it never leaves the machine */
+	}
 	if (!uri || !(g_str_has_prefix(uri, "http://") || g_str_has_prefix(uri, "https://")))
 		return FALSE;
 	SoupMessageHeaders *headers = webkit_uri_request_get_http_headers(request);
@@ -105,15 +154,42 @@ static void on_window_object_cleared(WebKitScriptWorld *world, WebKitWebPage *pa
 	g_object_unref(context);
 }
 
+static void read_filter(GVariantIter *rules)
+{
+	filter_rule_count = g_variant_iter_n_children(rules);
+	filter_rules = g_new0(struct filter_rule, filter_rule_count);
+	gboolean allow;
+	const char *pattern;
+	for (gsize i = 0; g_variant_iter_next(rules, "(b&s)", &allow, &pattern); i++) {
+		GError *error = NULL;
+		filter_rules[i].allow = allow;
+		filter_rules[i].regex = g_regex_new(pattern, G_REGEX_CASELESS, 0, &error);
+		if (!filter_rules[i].regex) {
+			g_warning("carrel-browser: the URL filter's pattern %s does not compile (%s); every request is blocked",
+			          pattern, error->message);
+			g_error_free(error);
+			filter_broken = TRUE;
+		}
+	}
+}
+
 G_MODULE_EXPORT void webkit_web_process_extension_initialize_with_user_data(WebKitWebProcessExtension *extension,
                                                                             const GVariant *user_data)
 {
-	if (!user_data || !g_variant_is_of_type((GVariant *)user_data, G_VARIANT_TYPE("(sssb)"))) {
-		g_warning("carrel-browser: the web process extension got no keys; SEB headers and API are off");
+	GVariantIter *rules = NULL;
+	if (!user_data || !g_variant_is_of_type((GVariant *)user_data, G_VARIANT_TYPE("(sssbba(bs))"))) {
+		/* Without the tuple the page would get no keys, and no content filter
+		 * the configuration may ask for: nothing is sent at all. */
+		g_warning("carrel-browser: the web process extension got no keys or filter; every request is blocked");
+		filter_content = TRUE;
+		filter_broken = TRUE;
+		g_signal_connect(extension, "page-created", G_CALLBACK(on_page_created), NULL);
 		return;
 	}
-	g_variant_get((GVariant *)user_data, "(sssb)", &config_key, &browser_exam_key, &app_version,
-	              &send_browser_exam_key);
+	g_variant_get((GVariant *)user_data, "(sssbba(bs))", &config_key, &browser_exam_key, &app_version,
+	              &send_browser_exam_key, &filter_content, &rules);
+	read_filter(rules);
+	g_variant_iter_free(rules);
 	g_signal_connect(extension, "page-created", G_CALLBACK(on_page_created), NULL);
 	g_signal_connect(webkit_script_world_get_default(), "window-object-cleared",
 	                 G_CALLBACK(on_window_object_cleared), NULL);

@@ -13,8 +13,19 @@ public struct BrowserSettings: Sendable {
         case newWindow = 2
     }
 
+    /// What a navigation to the quit URL does.
+    public enum QuitURLAction: Sendable, Equatable {
+        /// Ask in carrel-browser's own window; quit only when confirmed.
+        case confirmFirst
+        /// Quit at once.
+        case quit
+    }
+
     public var startURL: String
     public var quitURL: String?
+    /// Ask before quitting through the quit URL (SEB's `quitURLConfirm`,
+    /// on by default as in SEB's Config Tool and Moodle).
+    public var quitURLConfirm: Bool
     public var hashedQuitPassword: String?
     public var allowQuit: Bool
     public var linkPolicy: NewWindowPolicy
@@ -46,7 +57,7 @@ public struct BrowserSettings: Sendable {
         "newBrowserWindowByScriptPolicy", "allowDownUploads", "allowPrint", "allowSpellCheck", "enableZoomPage",
         "enableZoomText", "zoomMode", "browserUserAgent", "allowBrowsingBackForward", "browserWindowAllowReload",
         "enableRightMouse", "enableJavaScript", "sendBrowserExamKey", "URLFilterEnable", "URLFilterRules",
-        "examKeySalt", "originatorVersion",
+        "URLFilterEnableContentFilter", "quitURLConfirm", "examKeySalt", "originatorVersion",
     ]
 
     public init(_ settings: PlistValue) throws(SEBError) {
@@ -80,6 +91,7 @@ public struct BrowserSettings: Sendable {
         }
         startURL = start
         quitURL = try string("quitURL").flatMap { $0.isEmpty ? nil : $0 }
+        quitURLConfirm = try bool("quitURLConfirm", true)
         hashedQuitPassword = try string("hashedQuitPassword").flatMap { $0.isEmpty ? nil : $0 }
         allowQuit = try bool("allowQuit", true)
         linkPolicy = NewWindowPolicy(rawValue: try integer("newBrowserWindowByLinkPolicy", 2, 0...2))!
@@ -110,6 +122,12 @@ public struct BrowserSettings: Sendable {
         return trimmed(url) == trimmed(quitURL)
     }
 
+    /// What reaching `url` does: nil when it is not the quit URL.
+    public func quitURLAction(_ url: String) -> QuitURLAction? {
+        guard isQuitURL(url) else { return nil }
+        return quitURLConfirm ? .confirmFirst : .quit
+    }
+
     /// Top-level keys the file sets that carrel-browser does not act on, sorted.
     public static func unhonouredKeys(_ settings: PlistValue) -> [String] {
         guard case .dictionary(let entries) = settings else { return [] }
@@ -127,9 +145,12 @@ public struct BrowserSettings: Sendable {
             if case .block(let rule) = s.filter.decide(s.startURL) {
                 lines.append("  warning: the URL filter blocks the start URL (\(rule ?? "no rule allows it"))")
             }
-            lines.append("  quitURL: \(s.quitURL ?? "(none)")")
+            let confirm = s.quitURL == nil ? "" : s.quitURLConfirm ? ", asks to confirm" : ", quits at once"
+            lines.append("  quitURL: \(s.quitURL ?? "(none)")\(confirm)")
             lines.append("  allowQuit: \(s.allowQuit); quit password: \(s.hashedQuitPassword == nil ? "none" : "set")")
-            lines.append("  URL filter: \(s.filter.isEnabled ? "on, \(s.filter.rules.count) active rules, the rest blocked" : "off (all http and https allowed)")")
+            let reach = s.filter.filtersContent ? "every request filtered" : "navigations filtered, not a page's other requests"
+            lines.append("  URL filter: " + (s.filter.isEnabled
+                ? "on, \(s.filter.rules.count) active rules, the rest blocked; \(reach)" : "off (all http and https allowed)"))
             for rule in s.filter.rules {
                 lines.append("    \(rule.action == .allow ? "allow" : "block") \(rule.isRegex ? "regex" : "expression") \(rule.expression)")
             }

@@ -8,6 +8,13 @@ import Foundation
 /// filter off every http and https URL is allowed. Other schemes (file:,
 /// view-source:, data: …) are never the filter's to allow: the browser
 /// refuses them before asking.
+///
+/// The filter always decides navigations (pages and frames). With
+/// `URLFilterEnableContentFilter` too (SEB's default: off; it counts only
+/// while `URLFilterEnable` is on, as in SEB) it decides every request a page
+/// makes: images, scripts, stylesheets, fetches, frames. Then the web
+/// process extension runs ``orderedRules``' patterns itself, the same
+/// patterns this type decides with.
 public struct URLFilter: @unchecked Sendable {
     public enum Action: Int, Sendable { case block = 0, allow = 1 }
 
@@ -15,7 +22,11 @@ public struct URLFilter: @unchecked Sendable {
         public let expression: String
         public let isRegex: Bool
         public let action: Action
-        let matcher: Matcher
+        /// The regular expression the rule is, in ``PortableRegex``'s
+        /// dialect: a regex rule's own, or an expression's as
+        /// ``FilterExpression`` writes it.
+        public let pattern: String
+        let regex: NSRegularExpression
     }
 
     public enum Decision: Hashable, Sendable {
@@ -26,10 +37,14 @@ public struct URLFilter: @unchecked Sendable {
 
     public let isEnabled: Bool
     public let rules: [Rule]
+    /// Every request is filtered, not only navigations (SEB's
+    /// `URLFilterEnableContentFilter`, only while the filter is on).
+    public let filtersContent: Bool
 
-    public init(enabled: Bool, rules: [Rule]) {
+    public init(enabled: Bool, rules: [Rule], filtersContent: Bool = false) {
         self.isEnabled = enabled
         self.rules = rules
+        self.filtersContent = enabled && filtersContent
     }
 
     /// The filter of a configuration's root dictionary.
@@ -40,6 +55,13 @@ public struct URLFilter: @unchecked Sendable {
                 throw .invalidSetting(key: "URLFilterEnable", problem: "is a \(value.typeName); expected <true/> or <false/>")
             }
             enabled = b
+        }
+        var content = false
+        if let value = settings["URLFilterEnableContentFilter"] {
+            guard case .bool(let b) = value else {
+                throw .invalidSetting(key: "URLFilterEnableContentFilter", problem: "is a \(value.typeName); expected <true/> or <false/>")
+            }
+            content = b
         }
         var rules: [Rule] = []
         if let value = settings["URLFilterRules"] {
@@ -67,163 +89,66 @@ public struct URLFilter: @unchecked Sendable {
                 rules.append(try Self.rule(expression, regex: isRegex, action: action, where: where_))
             }
         }
-        self.init(enabled: enabled, rules: rules)
+        self.init(enabled: enabled, rules: rules, filtersContent: content)
     }
 
     public static func rule(_ expression: String, regex: Bool, action: Action,
                             where place: String = "rule") throws(SEBError) -> Rule {
+        let pattern: String
         if regex {
-            do {
-                let compiled = try NSRegularExpression(pattern: expression, options: [.caseInsensitive])
-                return Rule(expression: expression, isRegex: true, action: action, matcher: .regex(compiled))
-            } catch {
-                throw .invalidSetting(key: place, problem: "is not a valid regular expression: \(expression)")
+            if let problem = PortableRegex.problem(expression) {
+                throw .invalidSetting(key: place, problem: "(the regular expression \(expression)) \(problem); "
+                    + "carrel-browser applies each rule alike in the browser (ICU) and in its web process (PCRE) "
+                    + "and refuses one it cannot; rewrite the rule without it")
+            }
+            pattern = expression
+        } else {
+            guard expression.contains(where: { $0.isLetter || $0.isNumber || $0 == "*" }) else {
+                throw .invalidSetting(key: place, problem: "'\(expression)' has no letter, digit or *; give an expression such as example.com/exam")
+            }
+            pattern = FilterExpression(expression).pattern
+            // Written here from literals and carrel-browser's own classes, so
+            // inside the dialect by construction; checked all the same.
+            if let problem = PortableRegex.problem(pattern) {
+                throw .invalidSetting(key: place, problem: "(the expression \(expression)) became the pattern \(pattern), which "
+                    + "\(problem); write the rule as a regular expression instead")
             }
         }
-        guard expression.contains(where: { $0.isLetter || $0.isNumber || $0 == "*" }) else {
-            throw .invalidSetting(key: place, problem: "'\(expression)' has no letter, digit or *; give an expression such as example.com/exam")
+        do {
+            let compiled = try NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
+            return Rule(expression: expression, isRegex: regex, action: action, pattern: pattern, regex: compiled)
+        } catch {
+            throw .invalidSetting(key: place, problem: "is not a valid regular expression: \(expression)")
         }
-        return Rule(expression: expression, isRegex: false, action: action,
-                    matcher: .simple(SimpleExpression(expression)))
+    }
+
+    /// The rules in the order they are tried: block rules, then allow
+    /// rules; the first that matches decides, and what none matches is
+    /// blocked. What the web process extension is given (with
+    /// ``filtersContent``): it only runs these patterns, in this order.
+    public var orderedRules: [Rule] {
+        rules.filter { $0.action == .block } + rules.filter { $0.action == .allow }
+    }
+
+    /// One line for `carrel-browser --check`: "allow URL" or "block URL: why".
+    public func verdict(_ url: String) -> String {
+        let lower = url.lowercased()
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
+            return "block \(url): only http and https load"
+        }
+        switch decide(url) {
+        case .allow: return "allow \(url)"
+        case .block(let rule?): return "block \(url): rule \(rule)"
+        case .block(nil): return "block \(url): no rule allows it"
+        }
     }
 
     public func decide(_ url: String) -> Decision {
         guard isEnabled else { return .allow }
-        guard let parts = URLParts(url) else { return .block(rule: nil) }
-        for rule in rules where rule.action == .block && rule.matcher.matches(url, parts) {
-            return .block(rule: rule.expression)
-        }
-        for rule in rules where rule.action == .allow && rule.matcher.matches(url, parts) {
-            return .allow
+        let range = NSRange(url.startIndex..., in: url)
+        for rule in orderedRules where rule.regex.firstMatch(in: url, range: range) != nil {
+            return rule.action == .allow ? .allow : .block(rule: rule.expression)
         }
         return .block(rule: nil)
-    }
-
-    enum Matcher {
-        case regex(NSRegularExpression)
-        case simple(SimpleExpression)
-
-        func matches(_ url: String, _ parts: URLParts) -> Bool {
-            switch self {
-            case .regex(let regex):
-                return regex.firstMatch(in: url, range: NSRange(url.startIndex..., in: url)) != nil
-            case .simple(let expression):
-                return expression.matches(parts)
-            }
-        }
-    }
-}
-
-/// A URL's parts as the simplified expressions test them.
-struct URLParts {
-    let scheme: String
-    let userInfo: String
-    let host: String
-    let port: Int?
-    let path: String
-    let query: String
-    let fragment: String
-
-    init?(_ url: String) {
-        guard let components = URLComponents(string: url), let scheme = components.scheme,
-              let host = components.host else { return nil }
-        self.scheme = scheme
-        var user = components.percentEncodedUser ?? ""
-        if let password = components.percentEncodedPassword { user += ":" + password }
-        self.userInfo = user
-        self.host = host
-        self.port = components.port ?? ["http": 80, "https": 443][scheme.lowercased()]
-        self.path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
-        self.query = components.percentEncodedQuery ?? ""
-        self.fragment = components.percentEncodedFragment ?? ""
-    }
-}
-
-/// SEB's simplified filter expression: `[scheme://][user[:password]@]host[:port][/path][?query][#fragment]`,
-/// `*` a wildcard in any part, each part compared without regard to case.
-/// The host matches its subdomains too, unless it starts with "." (this host
-/// only) or is one word (`localhost`); a path matches with or without a
-/// trailing "/"; an omitted part matches anything; the query "." means none.
-struct SimpleExpression {
-    var scheme: NSRegularExpression?
-    var userInfo: NSRegularExpression?
-    var host: NSRegularExpression
-    var port: Int?
-    var path: NSRegularExpression?
-    var query: NSRegularExpression?
-    var fragment: NSRegularExpression?
-
-    init(_ expression: String) {
-        var rest = Substring(expression)
-        func take(upTo separator: String) -> Substring? {
-            guard let range = rest.range(of: separator) else { return nil }
-            let part = rest[..<range.lowerBound]
-            rest = rest[range.upperBound...]
-            return part
-        }
-        let schemePart = take(upTo: "://")
-        var fragmentPart: Substring?
-        if let hash = rest.firstIndex(of: "#") {
-            fragmentPart = rest[rest.index(after: hash)...]
-            rest = rest[..<hash]
-        }
-        var queryPart: Substring?
-        if let question = rest.firstIndex(of: "?") {
-            queryPart = rest[rest.index(after: question)...]
-            rest = rest[..<question]
-        }
-        var authority = rest
-        var pathPart: Substring = ""
-        if let slash = rest.firstIndex(of: "/") {
-            authority = rest[..<slash]
-            pathPart = rest[slash...]
-        }
-        var userPart: Substring?
-        if let at = authority.lastIndex(of: "@") {
-            userPart = authority[..<at]
-            authority = authority[authority.index(after: at)...]
-        }
-        var hostPart = authority
-        if let colon = authority.lastIndex(of: ":") {
-            hostPart = authority[..<colon]
-            port = Int(authority[authority.index(after: colon)...])
-        }
-
-        if let s = schemePart, !s.isEmpty { scheme = Self.build(Self.pattern(s)) }
-        if let u = userPart, !u.isEmpty {
-            userInfo = Self.build(u.contains(":") ? Self.pattern(u) : Self.pattern(u) + "(:.*)?")
-        }
-        let exactHost = hostPart.hasPrefix(".")
-        let bareHost = exactHost ? hostPart.dropFirst() : hostPart
-        let isOneWord = bareHost.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
-        var hostPattern = Self.pattern(bareHost)
-        if !exactHost && !isOneWord { hostPattern = "(.+?\\.)*" + hostPattern }
-        host = Self.build(hostPattern)!
-        if !pathPart.isEmpty && pathPart != "/" {
-            let p = Self.pattern(pathPart)
-            path = Self.build(pathPart.hasSuffix("/") ? p + "?" : p + "/?")
-        }
-        if let q = queryPart, !q.isEmpty {
-            query = Self.build(q == "." ? "" : Self.pattern(q))
-        }
-        if let f = fragmentPart, !f.isEmpty { fragment = Self.build(Self.pattern(f)) }
-    }
-
-    func matches(_ url: URLParts) -> Bool {
-        func test(_ regex: NSRegularExpression?, _ text: String) -> Bool {
-            guard let regex else { return true }
-            return regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
-        }
-        return test(scheme, url.scheme) && test(userInfo, url.userInfo) && test(host, url.host)
-            && (port == nil || port == url.port) && test(path, url.path) && test(query, url.query)
-            && test(fragment, url.fragment)
-    }
-
-    static func pattern(_ text: Substring) -> String {
-        NSRegularExpression.escapedPattern(for: String(text)).replacingOccurrences(of: "\\*", with: ".*")
-    }
-
-    static func build(_ pattern: String) -> NSRegularExpression? {
-        try? NSRegularExpression(pattern: "^" + pattern + "$", options: [.caseInsensitive])
     }
 }

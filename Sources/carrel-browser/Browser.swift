@@ -30,6 +30,13 @@ final class Browser: AssessmentSessionDelegate {
     var bannerTimeout: guint = 0
     var passwordEntry: UnsafeMutablePointer<GtkWidget>?
     var passwordMessage: UnsafeMutablePointer<GtkWidget>?
+    var confirmBackButton: UnsafeMutablePointer<GtkWidget>?
+    /// The quit URL was reached and carrel-browser asks whether to quit.
+    var confirmingQuit = false
+    /// With the content filter: whether WebSocket connections are blocked
+    /// yet, and whether the exam waits for it to be shown.
+    var webSocketsBlocked = false
+    var showWhenWebSocketsBlocked = false
     var webView: UnsafeMutablePointer<WebKitWebView>!
     var networkSession: OpaquePointer!
     var extensionDirectory: String?
@@ -66,6 +73,7 @@ final class Browser: AssessmentSessionDelegate {
             return 0
         }, nil)
         buildWebView()
+        blockWebSockets()
         buildWindow()
         gtk_window_present(window.withMemoryRebound(to: GtkWindow.self, capacity: 1) { $0 })
         lockWhenDrawn()
@@ -90,8 +98,9 @@ final class Browser: AssessmentSessionDelegate {
         gtk_box_append(UnsafeMutableRawPointer(box).assumingMemoryBound(to: GtkBox.self), child)
     }
 
-    private func button(_ label: String, _ handler: @escaping @convention(c) (gpointer?, gpointer?) -> Void) -> UnsafeMutablePointer<GtkWidget> {
-        let b = gtk_button_new_with_label(label)!
+    private func button(_ label: String, mnemonic: Bool = false,
+                        _ handler: @escaping @convention(c) (gpointer?, gpointer?) -> Void) -> UnsafeMutablePointer<GtkWidget> {
+        let b = (mnemonic ? gtk_button_new_with_mnemonic(label) : gtk_button_new_with_label(label))!
         connect(raw(b), "clicked", handler)
         return b
     }
@@ -148,6 +157,7 @@ final class Browser: AssessmentSessionDelegate {
         gtk_stack_add_named(stackPointer, status, "status")
         gtk_stack_add_named(stackPointer, typed(OpaquePointer(webView)), "web")
         gtk_stack_add_named(stackPointer, buildQuitPage(), "quit")
+        gtk_stack_add_named(stackPointer, buildConfirmQuitPage(), "confirm-quit")
         gtk_stack_set_visible_child_name(stackPointer, "status")
         append(outer, stack)
         gtk_window_set_child(gtkWindow(), outer)
@@ -180,6 +190,22 @@ final class Browser: AssessmentSessionDelegate {
         return page
     }
 
+    /// The quit URL's question (`quitURLConfirm`): in carrel-browser's own
+    /// window, where the page can neither script nor answer it.
+    func buildConfirmQuitPage() -> UnsafeMutablePointer<GtkWidget> {
+        let page = box(GTK_ORIENTATION_VERTICAL, spacing: 12)
+        gtk_widget_set_valign(page, GTK_ALIGN_CENTER)
+        gtk_widget_set_halign(page, GTK_ALIGN_CENTER)
+        append(page, gtk_label_new("The exam asks to quit. End the exam and leave?"))
+        let buttons = box(GTK_ORIENTATION_HORIZONTAL, spacing: 12)
+        append(buttons, button("_Quit the exam", mnemonic: true) { _, _ in browser.answerQuitURL(confirmed: true) })
+        let back = button("_Back to the exam", mnemonic: true) { _, _ in browser.answerQuitURL(confirmed: false) }
+        confirmBackButton = back
+        append(buttons, back)
+        append(page, buttons)
+        return page
+    }
+
     func buildWebView() {
         // The web process extension is loaded from a directory holding it alone.
         let context = webkit_web_context_new()
@@ -205,9 +231,21 @@ final class Browser: AssessmentSessionDelegate {
                 fail("cannot copy the web process extension \(path) into \(dir): \(error)", status: 73)
             }
             webkit_web_context_set_web_process_extensions_directory(context, dir)
+            // The filter's rules as decided here (block rules, then allow
+            // rules, each the pattern this side decides navigations with):
+            // the extension only runs them, on every request, when the
+            // configuration filters content.
+            let ruleType = g_variant_type_new("(bs)")
+            let rules: [OpaquePointer?] = settings.filter.orderedRules.map { rule in
+                let pair: [OpaquePointer?] = [g_variant_new_boolean(rule.action == .allow ? 1 : 0), g_variant_new_string(rule.pattern)]
+                return pair.withUnsafeBufferPointer { g_variant_new_tuple($0.baseAddress, 2) }
+            }
+            let ruleArray = rules.withUnsafeBufferPointer { g_variant_new_array(ruleType, $0.baseAddress, gsize($0.count)) }
+            g_variant_type_free(ruleType)
             let children: [OpaquePointer?] = [g_variant_new_string(configKey), g_variant_new_string(browserExamKey),
-                            g_variant_new_string(appVersion), g_variant_new_boolean(settings.sendBrowserExamKey ? 1 : 0)]
-            let tuple = children.withUnsafeBufferPointer { g_variant_new_tuple($0.baseAddress, 4) }
+                            g_variant_new_string(appVersion), g_variant_new_boolean(settings.sendBrowserExamKey ? 1 : 0),
+                            g_variant_new_boolean(settings.filter.filtersContent ? 1 : 0), ruleArray]
+            let tuple = children.withUnsafeBufferPointer { g_variant_new_tuple($0.baseAddress, gsize($0.count)) }
             webkit_web_context_set_web_process_extensions_initialization_user_data(context, tuple)
         } else {
             say("warning: no web process extension found; the SEB headers and JavaScript API are missing")
@@ -293,6 +331,50 @@ final class Browser: AssessmentSessionDelegate {
         connect(view, "web-process-terminated", { (_: gpointer?, reason: WebKitWebProcessTerminationReason, _: gpointer?) in
             browser.webProcessEnded(reason)
         } as @convention(c) (gpointer?, WebKitWebProcessTerminationReason, gpointer?) -> Void)
+    }
+
+    /// WebKit opens WebSocket connections without passing them through the
+    /// extension's send-request, where the content filter decides: with
+    /// the content filter on, a WebKit content blocker refuses them all
+    /// (fail closed: no rule can be checked for them). The exam is shown only
+    /// once the blocker is in place.
+    func blockWebSockets() {
+        guard settings.filter.filtersContent else { return }
+        guard let dir = extensionDirectory else {
+            say("warning: no web process extension: the content filter is off in this test run")
+            webSocketsBlocked = true
+            return
+        }
+        let store = webkit_user_content_filter_store_new(dir + "/content-filters")
+        let rules = #"[{"trigger":{"url-filter":".*","resource-type":["websocket"]},"action":{"type":"block"}}]"#
+        let bytes = rules.withCString { g_bytes_new($0, gsize(strlen($0))) }
+        webkit_user_content_filter_store_save(store, "carrel-websockets", bytes, nil, { source, result, _ in
+            browser.webSocketBlockerSaved(OpaquePointer(source), result)
+        }, nil)
+        g_bytes_unref(bytes)
+    }
+
+    func webSocketBlockerSaved(_ store: OpaquePointer?, _ result: OpaquePointer?) {
+        var error: UnsafeMutablePointer<GError>?
+        let filter = webkit_user_content_filter_store_save_finish(store, result, &error)
+        g_object_unref(raw(store))
+        guard let filter else {
+            let why = error.map { String(cString: $0.pointee.message) } ?? "unknown"
+            if let error { g_error_free(error) }
+            say("refused: cannot block WebSocket connections (\(why))")
+            showWhenWebSocketsBlocked = false
+            exitStatus = 70
+            setStatus("The exam cannot start: carrel-browser could not put its content filter in place (\(why)).\n\nAsk the invigilator.")
+            if let session, session.isActive { session.end() }
+            return
+        }
+        webkit_user_content_manager_add_filter(webkit_web_view_get_user_content_manager(webView), filter)
+        webkit_user_content_filter_unref(filter)
+        webSocketsBlocked = true
+        if showWhenWebSocketsBlocked {
+            showWhenWebSocketsBlocked = false
+            showExam()
+        }
     }
 
     // MARK: - The session
@@ -411,6 +493,10 @@ final class Browser: AssessmentSessionDelegate {
     // MARK: - Showing and hiding
 
     func showExam() {
+        if settings.filter.filtersContent && !webSocketsBlocked {
+            showWhenWebSocketsBlocked = true
+            return
+        }
         examShown = true
         showPage("web")
         // Keys go to the page (and its text fields to the input method), not to the bar's buttons.
@@ -421,6 +507,7 @@ final class Browser: AssessmentSessionDelegate {
 
     func hideExam(_ message: String) {
         examShown = false
+        confirmingQuit = false
         setStatus(message)
         webkit_web_view_stop_loading(webView)
         webkit_web_view_load_html(webView, "<!doctype html><title>Paused</title>", "about:blank")
@@ -477,10 +564,9 @@ final class Browser: AssessmentSessionDelegate {
                 showRefusalBanner(uri, refusal)
                 return true
             }
-            if settings.isQuitURL(uri) {
+            if let action = settings.quitURLAction(uri) {
                 webkit_policy_decision_ignore(decision)
-                say("quit URL \(uri)")
-                quit()
+                quitURLReached(uri, action)
                 return true
             }
             webkit_policy_decision_use(decision)
@@ -505,9 +591,8 @@ final class Browser: AssessmentSessionDelegate {
         if let refusal = refusal(for: uri) {
             say("blocked \(uri)")
             showRefusal(uri, refusal)
-        } else if settings.isQuitURL(uri) {
-            say("quit URL \(uri)")
-            quit()
+        } else if let action = settings.quitURLAction(uri) {
+            quitURLReached(uri, action)
         } else {
             load(uri)
         }
@@ -592,6 +677,17 @@ final class Browser: AssessmentSessionDelegate {
         let control = state.rawValue & GDK_CONTROL_MASK.rawValue != 0
         let alt = state.rawValue & GDK_ALT_MASK.rawValue != 0
         let key = Int32(keyval)
+        if confirmingQuit {
+            // The question's own keys (its buttons' mnemonics, and Escape for "no").
+            if key == GDK_KEY_Escape || (alt && (key == GDK_KEY_b || key == GDK_KEY_B)) {
+                answerQuitURL(confirmed: false)
+                return true
+            }
+            if alt && (key == GDK_KEY_q || key == GDK_KEY_Q) {
+                answerQuitURL(confirmed: true)
+                return true
+            }
+        }
         if key == GDK_KEY_F5 || (control && (key == GDK_KEY_r || key == GDK_KEY_R)) {
             reload()
             return true
@@ -629,6 +725,36 @@ final class Browser: AssessmentSessionDelegate {
     }
 
     // MARK: - Quitting
+
+    /// The quit URL was reached (never requested): quit, or first ask in
+    /// carrel-browser's own window when the configuration says to.
+    func quitURLReached(_ uri: String, _ action: BrowserSettings.QuitURLAction) {
+        say("quit URL \(uri)")
+        switch action {
+        case .quit:
+            quit()
+        case .confirmFirst:
+            guard examShown, !quitting else { return }
+            confirmingQuit = true
+            showPage("confirm-quit")
+            // Not the quit button: a key the student was typing must not answer it.
+            if let back = confirmBackButton { gtk_widget_grab_focus(back) }
+            say("asking to confirm quitting")
+        }
+    }
+
+    func answerQuitURL(confirmed: Bool) {
+        guard confirmingQuit else { return }
+        confirmingQuit = false
+        if confirmed {
+            say("quit confirmed")
+            quit()
+        } else {
+            say("quit not confirmed")
+            showPage(examShown ? "web" : "status")
+            if examShown { gtk_widget_grab_focus(typed(OpaquePointer(webView))) }
+        }
+    }
 
     /// The quit control: asks for the quit password when the configuration has one.
     func requestQuit() {

@@ -4,7 +4,7 @@ import Foundation
 
 /// carrel-browser's command line.
 struct Options {
-    enum Mode { case run, explain, keys }
+    enum Mode { case run, explain, keys, check }
 
     var mode = Mode.run
     /// A .seb file's path, or a seb:// / sebs:// link.
@@ -14,14 +14,19 @@ struct Options {
     var testRun = false
     /// Features the session allows (protocol names: spell_check, input_method, …).
     var allowedFeatures: [String] = []
+    /// URLs whose fate under the configuration's filter --check prints.
+    var checkURLs: [String] = []
 
     static let usage = """
         usage: carrel-browser [--test-run] [--password-file FILE] [--allow FEATURE]... CONFIG
                carrel-browser --explain [--password-file FILE] CONFIG
                carrel-browser --keys [--password-file FILE] CONFIG
+               carrel-browser --check URL [--check URL]... [--password-file FILE] CONFIG
         CONFIG is a .seb file or a seb:// or sebs:// link to one.
           --explain          print the settings honoured and those kept but not acted on, then exit
           --keys             print the Config Key and this build's Browser Exam Key, then exit
+          --check URL        print whether the configuration lets URL load (navigations, and every request
+                             when it filters content), then exit; repeatable
           --password-file F  the password of an encrypted .seb file, read from F (first line)
           --allow FEATURE    allow a feature in the session (spell_check, input_method, ...), repeatable
           --test-run         outside Carrel: show the exam unlocked, marked as a test run
@@ -36,6 +41,10 @@ struct Options {
             case "--explain": options.mode = .explain
             case "--keys": options.mode = .keys
             case "--test-run": options.testRun = true
+            case "--check":
+                guard let url = rest.popFirst() else { throw UsageError("--check needs a URL") }
+                options.mode = .check
+                options.checkURLs.append(url)
             case "--password-file":
                 guard let file = rest.popFirst() else { throw UsageError("--password-file needs a FILE") }
                 options.passwordFile = file

@@ -85,13 +85,13 @@ case .keys:
         print("warning: the web process extension was not found; the Browser Exam Key above covers the executable only")
     }
     exit(0)
-case .run:
+case .run, .check:
     break
 }
 
 // Without its extension no request would carry the keys and the page would
 // have no SEB API: the LMS would refuse the exam after the machine was locked.
-if extensionPath == nil && !options.testRun {
+if extensionPath == nil && !options.testRun && options.mode == .run {
     fail("the web process extension libCarrelBrowserExtension.so was not found beside carrel-browser, in "
         + "../lib/carrel, /usr/local/lib/carrel or /usr/lib/carrel; install it there or set CARREL_BROWSER_EXTENSION",
         status: 69)
@@ -102,6 +102,27 @@ do {
     settings = try BrowserSettings(configuration.settings)
 } catch {
     fail("\(options.source): \(error)", status: 65)
+}
+// The web process filters with GLib's GRegex (PCRE) the patterns decided
+// here with ICU: CarrelSEB held each to the dialect both read alike; one
+// PCRE would still refuse stops carrel-browser here, naming its rule,
+// rather than block every request of the exam.
+for rule in settings.filter.orderedRules {
+    var error: UnsafeMutablePointer<GError>?
+    if let regex = g_regex_new(rule.pattern, G_REGEX_CASELESS, GRegexMatchFlags(rawValue: 0), &error) {
+        g_regex_unref(regex)
+    } else {
+        let why = error.map { String(cString: $0.pointee.message) } ?? "unknown"
+        if let error { g_error_free(error) }
+        fail("\(options.source): the URL filter rule \(rule.isRegex ? "regex" : "expression") \(rule.expression) "
+            + "(pattern \(rule.pattern)) is not one GLib's GRegex takes (\(why)); rewrite the rule", status: 65)
+    }
+}
+if options.mode == .check {
+    for url in options.checkURLs {
+        print(settings.filter.verdict(url))
+    }
+    exit(0)
 }
 for name in options.allowedFeatures where AssessmentFeatureName.isKnown(name) == false {
     fail("unknown feature '\(name)' for --allow; expected a protocol name such as spell_check or input_method", status: 64)

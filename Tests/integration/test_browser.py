@@ -117,22 +117,28 @@ def lms():
     server.close()
 
 
-def seb_xml(lms: LMS, start: str = "/quiz.html") -> str:
-    """The exam's configuration: start page, quit URL, a filter allowing the quiz and the report only."""
+def seb_xml(lms: LMS, start: str = "/quiz.html", quit_confirm: bool | None = False,
+            content_filter: bool | None = None, rules: list[tuple[int, str, bool]] = ()) -> str:
+    """The exam's configuration: start page, quit URL (quitting at once unless
+    `quit_confirm`; None leaves the key out), a filter allowing the quiz and
+    the report only, and `rules` ((action, expression, regex)) after those;
+    `content_filter` sets URLFilterEnableContentFilter (None leaves it out)."""
+    def flag(key: str, value: bool | None) -> str:
+        return "" if value is None else f"  <key>{key}</key><{'true' if value else 'false'}/>\n"
+
+    def rule(action: int, expression: str, regex: bool) -> str:
+        return (f"    <dict><key>action</key><integer>{action}</integer><key>active</key><true/>\n"
+                f"      <key>expression</key><string>{expression}</string><key>regex</key><{str(regex).lower()}/></dict>\n")
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
 <plist version="1.0">
 <dict>
   <key>startURL</key><string>{lms.base}{start}</string>
   <key>quitURL</key><string>{lms.base}/quit</string>
-  <key>URLFilterEnable</key><true/>
-  <key>URLFilterRules</key>
+{flag("quitURLConfirm", quit_confirm)}  <key>URLFilterEnable</key><true/>
+{flag("URLFilterEnableContentFilter", content_filter)}  <key>URLFilterRules</key>
   <array>
-    <dict><key>action</key><integer>1</integer><key>active</key><true/>
-      <key>expression</key><string>127.0.0.1/quiz*</string><key>regex</key><false/></dict>
-    <dict><key>action</key><integer>1</integer><key>active</key><true/>
-      <key>expression</key><string>127.0.0.1/report</string><key>regex</key><false/></dict>
-  </array>
+{rule(1, "127.0.0.1/quiz*", False)}{rule(1, "127.0.0.1/report", False)}{"".join(rule(*r) for r in rules)}  </array>
   <key>allowSiri</key><false/>
   <key>originatorVersion</key><string>SEB_Win_3.7.0</string>
 </dict>
@@ -144,7 +150,7 @@ def expected_config_key(lms: LMS, start: str = "/quiz.html") -> str:
     """The Config Key of seb_xml, written out by hand as Moodle serialises it
     (keys in root collation order, originatorVersion gone, no whitespace)."""
     rule = '{{"action":1,"active":true,"expression":"{}","regex":false}}'
-    text = ('{"allowSiri":false,"quitURL":"' + lms.base + '/quit","startURL":"' + lms.base + start + '",'
+    text = ('{"allowSiri":false,"quitURL":"' + lms.base + '/quit","quitURLConfirm":false,"startURL":"' + lms.base + start + '",'
             '"URLFilterEnable":true,"URLFilterRules":[' + rule.format("127.0.0.1/quiz*") + ","
             + rule.format("127.0.0.1/report") + "]}")
     return hashlib.sha256(text.encode()).hexdigest()
@@ -291,8 +297,9 @@ def test_outside_carrels_exam_role_it_refuses_to_show_the_exam_unless_told_it_is
 
 def test_bad_configurations_are_clear_errors_and_explain_lists_what_is_kept(browser_bin, tmp_path):
     """Without a display: garbage, a missing start URL, a truncated file, a
-    missing password file and a missing web process extension each end with a
-    message saying what to do; --explain lists unknown keys."""
+    regex rule outside the dialect ICU and PCRE share, a missing password
+    file and a missing web process extension each end with a message saying
+    what to do; --explain lists unknown keys."""
     def run(*args) -> subprocess.CompletedProcess:
         return subprocess.run([str(browser_bin), *map(str, args)], capture_output=True, text=True, timeout=30)
 
@@ -314,6 +321,15 @@ def test_bad_configurations_are_clear_errors_and_explain_lists_what_is_kept(brow
                        '</dict></plist>')
     r = run("--explain", unknown)
     assert r.returncode == 0 and "zzFutureSetting = 3" in r.stdout and "Config Key: " in r.stdout, r.stdout
+    # A regex rule the browser (ICU) and its web process (PCRE) would read differently stops it, naming the rule.
+    two_ways = tmp_path / "two-ways.seb"
+    two_ways.write_text('<?xml version="1.0"?><plist version="1.0"><dict><key>startURL</key>'
+                        '<string>https://exam.example.org/</string><key>URLFilterEnable</key><true/>'
+                        '<key>URLFilterRules</key><array><dict><key>action</key><integer>1</integer>'
+                        '<key>expression</key><string>^https://exam\\.example\\.org/\\Qa.b\\E</string>'
+                        '<key>regex</key><true/></dict></array></dict></plist>')
+    r = run(two_ways)
+    assert r.returncode == 65 and "URLFilterRules[0]" in r.stderr and "\\Q" in r.stderr, r.stderr
     r = run("--password-file", tmp_path / "missing", unknown)
     assert r.returncode == 65 and "password file" in r.stderr, r.stderr
     r = subprocess.run([str(browser_bin), str(unknown)], capture_output=True, text=True, timeout=30,
@@ -573,16 +589,16 @@ def test_a_second_browser_fails_to_begin_says_why_and_never_loads_the_exam(
     assert [p for p in lms.paths() if p == "/quiz.html"] == ["/quiz.html"], f"requests {lms.paths()}"
 
 
-def x_exam(carrel, browser_bin, lms, procs, logdir, logs, page: bytes, extra=(), args=(), env=None):
+def x_exam(carrel, browser_bin, lms, procs, logdir, logs, page: bytes, extra=(), args=(), env=None, seb=None):
     """Carrel nested in Xvfb running carrel-browser as its exam app on `page`
-    (the quiz); returns (carrel, display) once the page has loaded and
-    Carrel's X window has the keyboard (xdotool types into it)."""
+    (the quiz) and `seb` (else seb_xml's); returns (carrel, display) once the
+    page has loaded and Carrel's X window has the keyboard (xdotool types into it)."""
     from x_display import start_xvfb, x_windows
 
     h.require_tool("Xvfb")
     h.require_tool("xdotool")
     display = start_xvfb(procs, logdir, logs)
-    lms.pages["/exam.seb"] = seb_xml(lms).encode()
+    lms.pages["/exam.seb"] = (seb or seb_xml(lms)).encode()
     lms.pages["/quiz.html"] = page
     c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), *extra, f"seb://127.0.0.1:{lms.port}/exam.seb"],
                      backend="x11", env={"DISPLAY": display, **(env or {})}, args=list(args), wait_ready=False)
@@ -791,3 +807,204 @@ def test_developer_tools_view_source_and_print_shortcuts_do_nothing(
         pytest.fail(f"the screen changed: {save(before, artifacts_dir, 'browser-shortcuts-before')} → "
                     f"{save(after, artifacts_dir, 'browser-shortcuts-after')}")
     assert c.alive(), c.evidence()
+
+
+# A quiz that asks, from every kind of request a page makes, for one URL the
+# filter allows and one it blocks (an image, a script, a stylesheet, a
+# fetch, a frame), opens a WebSocket, sends a beacon and an EventSource to
+# blocked URLs, then fetches each URL of TABLE, posts what it got and leaves
+# through the quit URL.
+CONTENT_QUIZ = """<!doctype html><html><head><meta charset="utf-8"><title>Quiz</title>
+<link rel="stylesheet" href="/quiz-style-ok.css"><link rel="stylesheet" href="/blocked-style.css">
+<script src="/quiz-script-ok.js"></script><script src="/blocked-script.js"></script>
+</head><body><h1>Question 1</h1>
+<img src="/quiz-img-ok.png"><img src="/blocked-img.png">
+<iframe src="/quiz-frame-ok.html"></iframe><iframe src="/blocked-frame.html"></iframe>
+<script>
+var table = TABLE;
+function get(url) {
+  return fetch(url, {mode: "no-cors", cache: "no-store"}).then(function () { return "answered"; },
+                                                              function () { return "failed"; });
+}
+try { new WebSocket("ws://" + location.host + "/blocked-websocket"); } catch (e) {}
+try { navigator.sendBeacon("/blocked-beacon", "x"); } catch (e) {}
+try { new EventSource("/blocked-events").onerror = function (e) { e.target.close(); }; } catch (e) {}
+window.addEventListener("load", function () {
+  Promise.all([get("/quiz-fetch-ok"), get("/blocked-fetch")].concat(table.map(get))).then(function (got) {
+    var report = {okScript: window.okScript === true, blockedScript: window.blockedScript === true, fetches: got};
+    fetch("/report", {method: "POST", body: JSON.stringify(report)}).then(function () { location.href = "/quit"; });
+  });
+});
+</script></body></html>"""
+
+SUBRESOURCES = ["/quiz-style-ok.css", "/blocked-style.css", "/quiz-script-ok.js", "/blocked-script.js",
+                "/quiz-img-ok.png", "/blocked-img.png", "/quiz-frame-ok.html", "/blocked-frame.html",
+                "/quiz-fetch-ok", "/blocked-fetch", "/blocked-websocket", "/blocked-beacon", "/blocked-events"]
+
+# The rules the table tries, beside seb_xml's two (127.0.0.1/quiz*, 127.0.0.1/report).
+TABLE_RULES = [(0, "secret", True),                                   # a regex blocking anywhere, first
+               (1, "127.0.0.1/table/page?.", False),                  # a path with no query
+               (1, "127.0.0.1/table/dir/", False),                    # a path with or without its "/"
+               (1, r"^http://127\.0\.0\.1:\d+/table/re-[a-z]+$", True),
+               (1, "localhost:PORT/table/ok*", False),                # a one-word host and a port
+               (1, "127.0.0.1:1/table/wrongport*", False)]            # another port
+
+
+def table_urls(lms: LMS) -> dict[str, bool]:
+    """Each URL the table page fetches, and whether SEB's rules allow it (by hand)."""
+    base, alt = lms.base, f"http://localhost:{lms.port}"
+    return {f"{base}/table/page": True, f"{base}/table/page?x=1": False, f"{base}/table/dir": True,
+            f"{base}/table/dir/": True, f"{base}/table/dir/sub": False, f"{base}/table/re-abc": True,
+            f"{base}/table/re-ABC": True, f"{base}/table/re-abc1": False, f"{base}/table/re-secret": False,
+            f"{alt}/table/ok-1": True, f"{alt}/table/ok-secret": False, f"{base}/table/ok-1": False,
+            f"{base}/table/wrongport": False, f"{base}/quiz-table-a%20b": True, f"{alt}/quiz-table": False,
+            f"{base}/table/page?": True}
+
+
+def content_exam(lms: LMS, content_filter: bool) -> dict[str, bool]:
+    rules = [(a, e.replace("PORT", str(lms.port)), r) for a, e, r in TABLE_RULES]
+    lms.pages["/exam.seb"] = seb_xml(lms, content_filter=content_filter, rules=rules).encode()
+    table = table_urls(lms)
+    lms.pages["/quiz.html"] = CONTENT_QUIZ.replace("TABLE", json.dumps(list(table))).encode()
+    lms.pages["/quiz-script-ok.js"] = b"window.okScript = true;"
+    lms.pages["/blocked-script.js"] = b"window.blockedScript = true;"
+    for path in ("/quiz-style-ok.css", "/blocked-style.css", "/quiz-img-ok.png", "/blocked-img.png",
+                 "/quiz-frame-ok.html", "/blocked-frame.html", "/quiz-fetch-ok", "/blocked-fetch", "/blocked-beacon",
+                 "/blocked-events"):
+        lms.pages[path] = b"x"
+    for url in table:
+        lms.pages[url.split(str(lms.port), 1)[1].split("?")[0]] = b"x"
+    return table
+
+
+def requested(lms: LMS) -> set[str]:
+    """Each request's URL as the server saw it (its Host header and path)."""
+    with lms.lock:
+        return {f"http://{r['headers'].get('host', '')}{r['path']}" for r in lms.requests}
+
+
+def test_with_the_content_filter_every_request_is_filtered_as_navigations_are(carrel, browser_bin, lms):
+    """URLFilterEnableContentFilter on: of an image, a script, a stylesheet,
+    a fetch and a frame each, the server sees the allowed one and never the
+    blocked one (the blocked script never runs); nor a beacon, an
+    EventSource or a WebSocket (which WebKit opens without asking the
+    extension: refused outright). On a table of URLs that
+    tries the rules' parts (a blocking regex tried first, a query that must
+    be absent, a path's trailing "/", an anchored case-blind regex, a
+    one-word host with its port, another port), what reaches the server is
+    exactly what carrel-browser --check (the browser's own filter, ICU)
+    allows: the web process's PCRE reads the rules as the browser does."""
+    table = content_exam(lms, content_filter=True)
+    c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), f"seb://127.0.0.1:{lms.port}/exam.seb"],
+                     wait_ready=False)
+    status = c.wait_exit(timeout=PAGE_TIMEOUT * 2)
+    got = lines(c.stdout_path, NAME)
+    assert status == 0, f"carrel exited {status}; carrel-browser said {got}\n{c.evidence()}"
+    paths = lms.paths()
+    for path in SUBRESOURCES:
+        if path.startswith("/quiz-"):
+            assert path in paths, f"the allowed {path} was not requested: {paths}"
+        else:
+            assert path not in paths, f"the blocked {path} left the machine: {paths}"
+    assert len(lms.reports) == 1, f"reports {lms.reports}; carrel-browser said {got}"
+    report = lms.reports[0]
+    assert report["okScript"] is True and report["blockedScript"] is False, report
+    assert report["fetches"][:2] == ["answered", "failed"], report
+
+    check = subprocess.run([str(browser_bin), *[a for url in table for a in ("--check", url)],
+                            f"seb://127.0.0.1:{lms.port}/exam.seb"], capture_output=True, text=True, timeout=30)
+    assert check.returncode == 0, check.stderr
+    verdicts = check.stdout.splitlines()
+    assert len(verdicts) == len(table), check.stdout
+    browser_allows = {url: line.startswith(f"allow {url}") for url, line in zip(table, verdicts)}
+    assert browser_allows == table, f"carrel-browser --check disagrees with SEB's rules by hand:\n{check.stdout}"
+    seen = requested(lms)
+    web_process_allows = {url: url.split("#")[0] in seen for url in table}
+    differ = {url: (browser_allows[url], web_process_allows[url]) for url in table
+              if browser_allows[url] != web_process_allows[url]}
+    assert not differ, f"(browser, web process) disagree on {differ}; requested {sorted(seen)}"
+    assert report["fetches"][2:] == ["answered" if table[url] else "failed" for url in table], report
+    assert f"blocked request {lms.base}/blocked-img.png" in got, f"lines {got}"
+    assert f"quit URL {lms.base}/quit" in got and got[-1] == "event ended", f"lines {got}"
+
+
+def test_without_the_content_filter_only_navigations_are_filtered_as_seb_does(carrel, browser_bin, lms):
+    """The same quiz and rules, URLFilterEnableContentFilter off (SEB's
+    default): the blocked image, script, stylesheet, fetch, beacon,
+    EventSource and WebSocket are requested (SEB filters only navigations
+    then), the blocked frame still is not."""
+    table = content_exam(lms, content_filter=False)
+    c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), f"seb://127.0.0.1:{lms.port}/exam.seb"],
+                     wait_ready=False)
+    status = c.wait_exit(timeout=PAGE_TIMEOUT * 2)
+    got = lines(c.stdout_path, NAME)
+    assert status == 0, f"carrel exited {status}; carrel-browser said {got}\n{c.evidence()}"
+    paths = lms.paths()
+    for path in SUBRESOURCES:
+        if path == "/blocked-frame.html":
+            assert path not in paths, f"the blocked frame left the machine: {paths}"
+        else:
+            assert path in paths, f"{path} was not requested: {paths}"
+    assert f"blocked {lms.base}/blocked-frame.html" in got, f"lines {got}"
+    assert not [line for line in got if line.startswith("blocked request")], f"lines {got}"
+    assert lms.reports and lms.reports[0]["blockedScript"] is True, lms.reports
+    seen = requested(lms)
+    assert all(url.split("#")[0] in seen for url in table), f"not all requested: {sorted(seen)}"
+
+
+# A quiz that goes to the quit URL when "q" is pressed.
+QUIT_QUIZ = """<!doctype html><html><head><meta charset="utf-8"><title>Quiz</title></head>
+<body style="margin:0;background:#10a030"><h1 style="color:#fff">Question 1</h1><script>
+addEventListener("keydown", function (e) { if (e.key === "q") location.href = "/quit"; });
+</script></body></html>"""
+
+
+def test_quit_url_confirm_asks_in_the_browsers_own_window_and_quits_only_when_confirmed(
+        carrel, browser_bin, lms, procs, logdir, logs, artifacts_dir):
+    """quitURLConfirm on: the quit URL (never requested) brings carrel-browser's
+    own question in place of the page (the X server shows none of the quiz);
+    the session holds while it is asked; Escape ("no") gives the quiz back,
+    and only the question's Quit (Alt+Q) ends the session."""
+    from x_display import save, screenshot
+
+    c, display = x_exam(carrel, browser_bin, lms, procs, logdir, logs, QUIT_QUIZ.encode(),
+                        seb=seb_xml(lms, quit_confirm=True))
+    wait_green(display, artifacts_dir, "browser-quit-confirm-before")
+    asked = lambda n: lambda: lines(c.stdout_path, NAME).count("asking to confirm quitting") == n  # noqa: E731
+    xdo(display, "key", "q")
+    assert h.wait_until(asked(1), PAGE_TIMEOUT), f"{lines(c.stdout_path, NAME)}\n{c.evidence()}"
+    last = [None]
+
+    def page_hidden():
+        last[0] = screenshot(display)
+        return green_pixels(last[0], enough=1) == 0
+    hidden = h.wait_until(page_hidden, h.CLIENT_TIMEOUT, interval=0.25)
+    assert hidden, f"the quiz still shows under the question: {save(last[0], artifacts_dir, 'browser-quit-confirm')}"
+    time.sleep(1.0)
+    got = lines(c.stdout_path, NAME)
+    assert "event ended" not in got and c.alive(), f"the session ended before it was confirmed: {got}"
+    xdo(display, "key", "Escape")
+    assert h.wait_until(lambda: "quit not confirmed" in lines(c.stdout_path, NAME), h.CLIENT_TIMEOUT), \
+        lines(c.stdout_path, NAME)
+    wait_green(display, artifacts_dir, "browser-quit-confirm-back")
+    assert "event ended" not in lines(c.stdout_path, NAME) and c.alive(), lines(c.stdout_path, NAME)
+    xdo(display, "key", "q")
+    assert h.wait_until(asked(2), PAGE_TIMEOUT), lines(c.stdout_path, NAME)
+    xdo(display, "key", "alt+q")
+    assert c.wait_exit(timeout=PAGE_TIMEOUT) == 0, f"{lines(c.stdout_path, NAME)}\n{c.evidence()}"
+    got = lines(c.stdout_path, NAME)
+    assert got[-2:] == ["quit confirmed", "event ended"], f"lines {got}"
+    assert audit_story(c) == ["begin", "began", "ended"], f"audit {audit_story(c)}"
+    assert "/quit" not in lms.paths(), lms.paths()
+
+
+def test_quit_url_without_confirm_quits_at_once(carrel, browser_bin, lms):
+    """quitURLConfirm off: the quit URL ends the session at once, asking nothing."""
+    lms.pages["/exam.seb"] = seb_xml(lms, quit_confirm=False).encode()
+    lms.pages["/quiz.html"] = b"<!doctype html><script>setTimeout(function () { location.href = '/quit'; }, 300);</script>"
+    c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), f"seb://127.0.0.1:{lms.port}/exam.seb"],
+                     wait_ready=False)
+    assert c.wait_exit(timeout=PAGE_TIMEOUT) == 0, f"{lines(c.stdout_path, NAME)}\n{c.evidence()}"
+    got = lines(c.stdout_path, NAME)
+    assert got[-2:] == [f"quit URL {lms.base}/quit", "event ended"], f"lines {got}"
+    assert "asking to confirm quitting" not in got and "/quit" not in lms.paths(), (got, lms.paths())
