@@ -106,6 +106,44 @@ struct ProviderTests {
         #expect(!journal.lines.contains("apply network"))
     }
 
+    @Test("before providers put themselves up ahead, every one that could then hold is on record")
+    func recordAhead() throws {
+        let (coordinator, providers, store, journal) = make(["network", "media"])
+        try coordinator.recordAhead()
+        #expect(journal.lines == ["record network,media"])
+        #expect(store.current?.entries.map(\.token) == ["token-network", "token-media"])
+        // The prepared load failed: apply hears it, rolls back, the record goes.
+        providers[0].failApply = "nft did not finish within 5.0 s"
+        guard case .failed(let name, _, _, _) = coordinator.apply(set) else { Issue.record("applied"); return }
+        #expect(name == "network")
+        #expect(store.current == nil)
+        // While they hold (an update) nothing is recorded ahead.
+        providers[0].failApply = nil
+        #expect(coordinator.apply(set) == .applied)
+        journal.lines.removeAll()
+        try coordinator.recordAhead()
+        #expect(journal.lines.isEmpty)
+        store.failRecord = true
+        coordinator.revertAll()
+        #expect(throws: ProviderError.self) { try coordinator.recordAhead() }
+    }
+
+    @Test("a revert that fails after it was counted done (a delete run without waiting) goes back on record")
+    func revertFailedLater() {
+        let (coordinator, providers, store, _) = make(["network", "media"])
+        #expect(coordinator.apply(set) == .applied)
+        #expect(coordinator.revertAll().isEmpty)
+        #expect(store.current == nil)
+        let failures = coordinator.revertFailed(providers[0], "nft did not finish within 5.0 s")
+        #expect(failures == ["restriction provider network could not be reverted: nft did not finish within 5.0 s"])
+        #expect(store.current?.entries == [ProviderState.Entry(name: "network", token: "token-network")])
+        // The next apply keeps it on record; its revert takes it off.
+        #expect(coordinator.apply(set) == .applied)
+        #expect(store.current?.entries.map(\.name) == ["network", "media"])
+        #expect(coordinator.revertAll().isEmpty)
+        #expect(store.current == nil)
+    }
+
     @Test("a failed verify names the provider, stops verification and keeps the providers applied")
     func verifyFailure() {
         let (coordinator, providers, _, journal) = make(["network", "media"])

@@ -82,7 +82,8 @@ public final class ProviderCoordinator {
         }
         verificationHalted = false
         for provider in providers {
-            let entries = (unreverted + applied + [provider]).map {
+            let holding = applied + [provider]
+            let entries = (unreverted.filter { u in !holding.contains { $0 === u } } + holding).map {
                 ProviderState.Entry(name: $0.name, token: $0.recoveryToken)
             }
             do {
@@ -100,6 +101,19 @@ public final class ProviderCoordinator {
             applied.append(provider)
         }
         return .applied
+    }
+
+    /// Records, before the compositor starts what `apply` will find done
+    /// (a provider that puts itself up ahead: the nft load runs while the
+    /// loop goes on), every provider that could then hold, so that a crash
+    /// meanwhile is recovered from. `apply` records again as it goes; a
+    /// provider on record but not up is reverted for nothing, never missed.
+    public func recordAhead() throws(ProviderError) {
+        guard !providers.isEmpty, applied.isEmpty else { return }
+        let entries = (unreverted + providers.filter { p in !unreverted.contains { $0 === p } }).map {
+            ProviderState.Entry(name: $0.name, token: $0.recoveryToken)
+        }
+        try store.record(ProviderState(entries: entries))
     }
 
     private func rollBack(failed provider: String, message: String) -> ProviderApplyResult {
@@ -148,6 +162,22 @@ public final class ProviderCoordinator {
             do { try store.record(ProviderState(entries: entries)) } catch {
                 failures.append("could not record the providers left applied: \(error.message)")
             }
+        }
+        return failures
+    }
+
+    /// A revert the provider started without waiting (the table's delete)
+    /// failed after `revertAll` had counted it done: it is kept on record
+    /// for the next start, like a revert that failed at once. Returns the
+    /// message to log, and any failure to record it.
+    public func revertFailed(_ provider: RestrictionProvider, _ message: String) -> [String] {
+        var failures = ["restriction provider \(provider.name) could not be reverted: \(message)"]
+        if !unreverted.contains(where: { $0 === provider }) { unreverted.append(provider) }
+        let entries = (unreverted + applied.filter { p in !unreverted.contains { $0 === p } }).map {
+            ProviderState.Entry(name: $0.name, token: $0.recoveryToken)
+        }
+        do { try store.record(ProviderState(entries: entries)) } catch {
+            failures.append("could not record the providers left applied: \(error.message)")
         }
         return failures
     }
