@@ -152,8 +152,7 @@ final class NetworkProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
     func discardPrepared() {
         guard case .loaded? = prepared, ownerCgroup == nil else { prepared = nil; return }
         prepared = nil
-        try? revert()
-        releaseOwner()
+        try? revert(loaded: true)
     }
 
     func stopAhead() {
@@ -340,12 +339,19 @@ final class NetworkProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
     /// on; the next load is made after it; a delete that fails later is
     /// put back on record by `revertFailed`), waiting once it stops.
     func revert() throws(ProviderError) {
+        try revert(loaded: ownerCgroup != nil)
+    }
+
+    /// `loaded`: a ruleset is (or may be) up, so a delete that fails later
+    /// leaves it up and goes back on record; after a load that failed there
+    /// is nothing to go back on record (as a failed revert is then ignored).
+    private func revert(loaded: Bool) throws(ProviderError) {
         preparing += 1
         prepared = nil
         loading = false
         if revertsAhead, loop != nil {
             table.deleteAhead { [weak self] problem in
-                if let problem { self?.revertFailed(problem) }
+                if let problem, loaded { self?.revertFailed(problem) }
             }
         } else {
             try table.delete()
