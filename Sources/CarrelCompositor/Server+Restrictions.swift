@@ -36,7 +36,10 @@ extension Server {
     /// decided what the scene shows without it. Participants exist only with
     /// their session: stopped (reaped, their windows gone) before the
     /// session's last event is sent, and with them whatever left their trees.
-    /// Behind an apply still in flight, it waits for that apply's outcome.
+    /// The network table's delete is started, not waited for (the next
+    /// load follows it). Behind an apply still in flight (a session released
+    /// while restricting), it runs once that apply's outcome is in, so what
+    /// that apply put up comes down after the session's last event.
     func revertRestrictions(for id: SessionID) -> [DeskEffect] {
         restrictionRunner.ask(.revert(id))
     }

@@ -332,8 +332,10 @@ final class ProviderHost {
         do {
             try coordinator.recordAhead()
         } catch {
-            // The coordinator's own record fails the same way, before anything is applied.
-            return applyNow(set)
+            // Fail closed, as the coordinator does when its own record fails: nothing was started.
+            let message = "restriction provider \(applyAhead[0].name) could not be applied: could not record its state before applying (\(error.message))"
+            logger.error("\(message)")
+            return .failed(message)
         }
         var answered: RestrictionOutcome?
         var returned = false

@@ -92,8 +92,11 @@ public struct RestrictionPlan: Sendable, Equatable {
     }
 
     /// Taking the restrictions down: participants first (stopped, reaped,
-    /// their windows gone), the keyboard, the orphans, then the providers;
-    /// all before the session's last event is sent. Nothing here can fail.
+    /// their windows gone), the keyboard, the orphans, then the providers
+    /// (whose slow part, the table's delete, the compositor starts without
+    /// waiting); all before the session's last event is sent, unless the
+    /// plan waited behind an apply in flight (`RestrictionQueue`). Nothing
+    /// here can fail.
     public static func revert(running: Set<String>) -> RestrictionPlan {
         var steps: [Step] = []
         if !running.isEmpty { steps.append(.stopParticipants(running.sorted())) }
