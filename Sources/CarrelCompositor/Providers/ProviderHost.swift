@@ -118,6 +118,7 @@ final class ProviderHost {
             let media = MediaProvider(address: address, loop: loop) { [logger] in logger.notice("\($0)") }
             providers.append(media)
             readAhead.append(media)
+            applyAhead.append(media)
         }
         if let network { readAhead.insert(network, at: 0) }
         self.cgroup = cgroup
