@@ -285,3 +285,41 @@ def test_a_hung_load_through_the_privileged_helper_fails_the_begin_and_holds_up_
     assert h.wait_until(lambda: not machine.ns.table_exists(), 10), "a failed begin left the table"
     round_trips(a, 0.3)
     w.alive()
+
+
+def test_a_media_player_slow_to_pause_at_begin_holds_up_no_round_trip_and_the_session_begins(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, session_bus):
+    player = Player(procs, logdir, session_bus.address, "slow")
+    # Under the calls' 2 s bound: slow, not failed.
+    player.stall_pause(1.5)
+    w = media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, session_bus.address,
+                    verify_ms=300)
+    a = w.client("exam")
+    took = began_during(a, 1.2)
+    a.began()
+    assert player.count("pause") >= 1, player.lines()
+    assert max(took) < 0.75, (f"a round trip waited {max(took):.2f} s while the player took 1.5 s to pause "
+                              f"(median {sorted(took)[len(took) // 2] * 1000:.1f} ms over {len(took)})\n{log_text(w)}")
+    a.send("end s")
+    a.expect("session s ended")
+    w.alive()
+
+
+def test_a_media_player_silent_past_its_bound_at_begin_fails_the_begin_and_holds_up_nothing(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, session_bus):
+    player = Player(procs, logdir, session_bus.address, "silent")
+    player.stall_pause(4)
+    w = media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, session_bus.address,
+                    verify_ms=300)
+    a = w.client("exam")
+    asked = time.monotonic()
+    took = began_during(a, 1.5)
+    m = a.expect(r"session s (began|failed (\d+) (.*))", timeout=10, what="failed(restriction_failed) at the call's bound")
+    waited = time.monotonic() - asked
+    assert max(took) < 0.75, f"a round trip waited {max(took):.2f} s while the player did not answer\n{log_text(w)}"
+    assert m.group(1) != "began", f"began though a player was never paused\n{log_text(w)}"
+    assert int(m.group(2)) == RESTRICTION_FAILED, a.lines
+    assert "media" in m.group(3), m.group(3)
+    assert 2.0 <= waited < 4.0, f"failed after {waited:.1f} s, not at the call's 2 s bound"
+    round_trips(a, 0.3)
+    w.alive()
