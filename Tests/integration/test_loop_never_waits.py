@@ -256,7 +256,12 @@ def test_an_end_while_the_table_delete_is_slow_ends_at_once_and_holds_up_nothing
     assert slow_netns.mark.exists(), f"carrel never deleted its table through the slow nft\n{log_text(w)}"
     assert ended < 1.0, f"ended {ended:.2f} s after the end was asked, waiting for nft's delete\n{log_text(w)}"
     assert max(took) < 1.0, f"a round trip waited {max(took):.2f} s while nft deleted the table\n{log_text(w)}"
+    state = w.state_dir / "providers.state"
+    if slow_netns.table_exists():
+        # A crash now must still find the table to revert on record.
+        assert state.exists(), "the record went before the table's delete was done"
     assert h.wait_until(lambda: not slow_netns.table_exists(), 10), "the table outlived the session"
+    assert h.wait_until(lambda: not state.exists(), 5), "the record outlived the table's delete"
     # The next begin's load comes after the delete: the new session holds its table.
     a.begin("s2")
     a.began("s2")

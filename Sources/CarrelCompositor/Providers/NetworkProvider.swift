@@ -93,8 +93,11 @@ final class NetworkProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
     private var preparing = 0
     /// A revert's delete is started without waiting (false once Carrel is stopping).
     private var revertsAhead = true
-    /// A delete started without waiting failed (the table may still be there).
-    var revertFailed: (ProviderError) -> Void = { _ in }
+    /// The delete of a loaded table, started without waiting, is out: the
+    /// provider stays on record until `revertSettled` says how it ended.
+    private(set) var revertInFlight = false
+    /// That delete ended: nil when the table is gone, or why it may not be.
+    var revertSettled: (ProviderError?) -> Void = { _ in }
 
     /// Starts what `apply` (not up yet) or `update` (up) will take: the
     /// owner's exemption is made now (quick: cgroup files), the ruleset is
@@ -160,9 +163,13 @@ final class NetworkProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
         prepared = nil
         loading = false
         revertsAhead = false
-        if table.dropAhead() {
-            // A load or delete was cut short: the table may be in any state.
-            try? table.delete()
+        guard table.dropAhead() else { return }
+        // A load or delete was cut short: the table may be in any state.
+        let problem: ProviderError?
+        do { try table.delete(); problem = nil } catch { problem = error }
+        if revertInFlight {
+            revertInFlight = false
+            revertSettled(problem)
         }
     }
 
@@ -336,8 +343,8 @@ final class NetworkProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
     }
 
     /// Deletes the table: without waiting while Carrel runs (the loop goes
-    /// on; the next load is made after it; a delete that fails later is
-    /// put back on record by `revertFailed`), waiting once it stops.
+    /// on; the next load is made after it; the provider stays on record
+    /// until it settles, and after if it fails), waiting once it stops.
     func revert() throws(ProviderError) {
         try revert(loaded: ownerCgroup != nil)
     }
@@ -350,8 +357,11 @@ final class NetworkProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
         prepared = nil
         loading = false
         if revertsAhead, loop != nil {
+            revertInFlight = loaded
             table.deleteAhead { [weak self] problem in
-                if let problem, loaded { self?.revertFailed(problem) }
+                guard let self, loaded else { return }
+                revertInFlight = false
+                revertSettled(problem)
             }
         } else {
             try table.delete()

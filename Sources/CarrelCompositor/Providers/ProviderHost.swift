@@ -125,10 +125,11 @@ final class ProviderHost {
         cgroupProblem = problem
         self.network = network
         coordinator = ProviderCoordinator(providers: providers, store: stateFile)
-        network?.revertFailed = { [unowned self, logger] problem in
-            // The table's delete, started without waiting, failed: on record again for the next start.
+        network?.revertSettled = { [unowned self, logger] problem in
+            // The table's delete, started without waiting, is over: off the
+            // record, or (failed) kept there for the next start.
             guard let network = self.network else { return }
-            for failure in self.coordinator.revertFailed(network, problem.message) { logger.error("\(failure)") }
+            for message in self.coordinator.revertSettled(network, failure: problem?.message) { logger.error("\(message)") }
         }
         if !providers.isEmpty {
             logger.notice("restriction providers enabled: \(policy.enabledNames.joined(separator: ", ")) (state in \(stateFile.path))")
