@@ -19,7 +19,9 @@ whether it plays: a player slow to answer holds up nothing either.
 A session's begin, update and end do not wait either: the ruleset's load
 at begin (`nft -f`, or the helper's) and the table's delete at the end run
 while the loop goes on answering; a load that hangs fails the begin with
-restriction_failed at its bound, leaving nothing applied.
+restriction_failed at its bound, leaving nothing applied. The media
+provider's first pause of every player at begin: a player slow to pause
+holds up nothing, one that never answers fails the begin at 2 s.
 
 Root only, like the other network tests (a network namespace, cgroup v2 and
 nftables; test_providers.py says how).

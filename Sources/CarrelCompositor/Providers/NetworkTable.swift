@@ -34,7 +34,8 @@ protocol NetworkTable: AnyObject {
 final class InProcessNetworkTable: NetworkTable {
     let tableName: String
     static let timeout = 5.0
-    /// For `check`'s nft run; nil: checks wait for nft like `verify`.
+    /// For the nft runs of `check`, `loadAhead` and `deleteAhead`; nil:
+    /// they wait for nft like `verify`, `load` and `delete`.
     private let loop: OpaquePointer?
     private var checking: LoopCommand?
 
