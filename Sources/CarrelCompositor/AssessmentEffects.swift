@@ -24,10 +24,10 @@ extension AssessmentService {
             let target = violation.interface == "carrel_assessment_manager_v1" ? object.manager : object.resource
             if let target { carrel_resource_post_error(target, violation.code, violation.description) }
         case .applyRestrictions(let set):
-            let outcome = server.applyRestrictions(set)
-            return server.decide { $0.restrictionsApplied(set, outcome, now: Self.now()) }
+            // Core hears the outcome now when it is known now, else later from the loop.
+            return server.applyRestrictions(set)
         case .revertRestrictions(let id):
-            server.revertRestrictions(for: id)
+            return server.revertRestrictions(for: id)
         case .clearSelections:
             server.clearSelections()
         case .startPresentationWait(let id, let deadline):

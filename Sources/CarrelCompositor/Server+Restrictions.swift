@@ -24,25 +24,31 @@ extension Server {
     /// Puts up what the providers enforce for `set`; the scene follows when
     /// Core hears the outcome (other clients' windows leave the scene, focus
     /// stays on the session's windows). All or nothing: Core's plan says
-    /// which steps run in which order and what a failure undoes; this only
-    /// runs them.
-    func applyRestrictions(_ set: RestrictionSet) -> RestrictionOutcome {
-        RestrictionPlan.apply(set, newSession: restrictionsHeldFor != set.session, running: participants.running)
-            .execute { runRestrictionStep($0, session: set.session, set: set) }
+    /// which steps run in which order and what a failure undoes; the runner
+    /// runs them, one plan at a time, the providers' step answered later
+    /// (the loop never waits for nft or the helper). Returns Core's effects
+    /// of the outcome when it was known at once.
+    func applyRestrictions(_ set: RestrictionSet) -> [DeskEffect] {
+        restrictionRunner.ask(.apply(set))
     }
 
     /// Takes down what the providers hold for `id`; Core has already
     /// decided what the scene shows without it. Participants exist only with
     /// their session: stopped (reaped, their windows gone) before the
     /// session's last event is sent, and with them whatever left their trees.
-    func revertRestrictions(for id: SessionID) {
-        guard restrictionsHeldFor == id else { return }
-        _ = RestrictionPlan.revert(running: participants.running).execute { runRestrictionStep($0, session: id, set: nil) }
+    /// The network table's delete is started, not waited for (the next
+    /// load follows it). Behind an apply still in flight (a session released
+    /// while restricting), it runs once that apply's outcome is in, so what
+    /// that apply put up comes down after the session's last event.
+    func revertRestrictions(for id: SessionID) -> [DeskEffect] {
+        restrictionRunner.ask(.revert(id))
     }
 
-    /// One step of a restriction plan, with what it logs and audits.
-    private func runRestrictionStep(_ step: RestrictionPlan.Step, session: SessionID,
-                                    set: RestrictionSet?) -> RestrictionPlan.StepResult {
+    /// One step of a restriction plan, with what it logs and audits: its
+    /// result, or nil when it comes later, through `later` on the loop (the
+    /// providers' apply).
+    func runRestrictionStep(_ step: RestrictionPlan.Step, session: SessionID, set: RestrictionSet?,
+                            later: @escaping (RestrictionPlan.StepResult) -> Void) -> RestrictionPlan.StepResult? {
         switch step {
         case .checkPreconditions:
             // A new session: the machine must meet the preconditions first.
@@ -62,11 +68,14 @@ extension Server {
                 return .failed(message)
             }
         case .applyProviders:
-            guard let set else { return .done }
-            if case .failed(let message)? = providerHost?.apply(set) {
+            guard let set, let providerHost else { return .done }
+            let heard: (RestrictionOutcome) -> RestrictionPlan.StepResult = { [unowned self] outcome in
+                guard case .failed(let message) = outcome else { return .done }
                 audit.record(AuditEvent.providerFailed, session: session, reason: "apply", detail: message)
                 return .failed(message)
             }
+            guard let outcome = providerHost.apply(set, done: { later(heard($0)) }) else { return nil }
+            return heard(outcome)
         case .stopParticipants(let ids):
             participants.stop(ids)
         case .followKeyboard:

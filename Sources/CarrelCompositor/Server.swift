@@ -38,6 +38,9 @@ public final class Server {
     /// The session whose restrictions the providers hold (its preconditions
     /// were met), so a revert undoes exactly what was applied.
     var restrictionsHeldFor: SessionID?
+    /// Runs the restriction plans one at a time, each step's result heard
+    /// when it comes (the providers' from the loop).
+    lazy var restrictionRunner = RestrictionRunner(server: self)
     /// The audit log; opened first in init, before any wlroots object.
     var audit: AuditLog!
     /// What the preconditions are checked against.

@@ -10,6 +10,9 @@ final class TestProvider: RestrictionProvider {
     var failVerify: String?
     var failRevert: String?
     var failUpdate: String?
+    /// Its revert answers later (as the network table's delete).
+    var inFlight = false
+    var revertInFlight: Bool { inFlight }
     var recoveryToken: String { "token-\(name)" }
 
     init(_ name: String, journal: Journal) {
@@ -104,6 +107,62 @@ struct ProviderTests {
         #expect(provider == "network")
         #expect(message.contains("disk full"))
         #expect(!journal.lines.contains("apply network"))
+    }
+
+    @Test("before providers put themselves up ahead, every one that could then hold is on record")
+    func recordAhead() throws {
+        let (coordinator, providers, store, journal) = make(["network", "media"])
+        try coordinator.recordAhead()
+        #expect(journal.lines == ["record network,media"])
+        #expect(store.current?.entries.map(\.token) == ["token-network", "token-media"])
+        // The prepared load failed: apply hears it, rolls back, the record goes.
+        providers[0].failApply = "nft did not finish within 5.0 s"
+        guard case .failed(let name, _, _, _) = coordinator.apply(set) else { Issue.record("applied"); return }
+        #expect(name == "network")
+        #expect(store.current == nil)
+        // While they hold (an update) nothing is recorded ahead.
+        providers[0].failApply = nil
+        #expect(coordinator.apply(set) == .applied)
+        journal.lines.removeAll()
+        try coordinator.recordAhead()
+        #expect(journal.lines.isEmpty)
+        store.failRecord = true
+        coordinator.revertAll()
+        #expect(throws: ProviderError.self) { try coordinator.recordAhead() }
+    }
+
+    @Test("a revert still under way keeps its provider on record until it settles; failed, it stays")
+    func revertInFlight() throws {
+        let (coordinator, providers, store, _) = make(["network", "media"])
+        #expect(coordinator.apply(set) == .applied)
+        providers[0].inFlight = true
+        #expect(coordinator.revertAll().isEmpty)
+        #expect(store.current?.entries == [ProviderState.Entry(name: "network", token: "token-network")],
+                "the table's delete is out: a crash now must still revert it")
+        #expect(coordinator.revertSettled(providers[0], failure: nil).isEmpty)
+        #expect(store.current == nil, "deleted: nothing is left on record")
+        // A failed delete stays on record; the next apply keeps it there once, its revert takes it off.
+        #expect(coordinator.apply(set) == .applied)
+        #expect(coordinator.revertAll().isEmpty)
+        let failures = coordinator.revertSettled(providers[0], failure: "nft did not finish within 5.0 s")
+        #expect(failures == ["restriction provider network could not be reverted: nft did not finish within 5.0 s"])
+        #expect(store.current?.entries.map(\.name) == ["network"])
+        providers[0].inFlight = false
+        #expect(coordinator.apply(set) == .applied)
+        #expect(store.current?.entries.map(\.name) == ["network", "media"])
+        #expect(coordinator.revertAll().isEmpty)
+        #expect(store.current == nil)
+    }
+
+    @Test("a delete that settles while the next apply's load is out keeps every provider on record")
+    func settledDuringApplyAhead() throws {
+        let (coordinator, providers, store, _) = make(["network", "media"])
+        #expect(coordinator.apply(set) == .applied)
+        providers[0].inFlight = true
+        coordinator.revertAll()
+        try coordinator.recordAhead()
+        #expect(coordinator.revertSettled(providers[0], failure: nil).isEmpty)
+        #expect(store.current?.entries.map(\.name) == ["network", "media"], "the next load may be up at any moment")
     }
 
     @Test("a failed verify names the provider, stops verification and keeps the providers applied")

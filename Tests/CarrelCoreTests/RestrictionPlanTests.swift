@@ -137,3 +137,217 @@ struct RestrictionPlanTests {
         }
     }
 }
+
+/// The compositor as the plan and the queue drive it: one plan in flight,
+/// its provider step's result coming later (or at once), requests asked
+/// meanwhile waiting their turn, each apply's outcome reported in order.
+private struct Compositor {
+    var machine = Machine()
+    var queue = RestrictionQueue()
+    var run: RestrictionPlan.Run?
+    var running: RestrictionQueue.Request?
+    /// A provider step under way: the result it will report.
+    var late: RestrictionPlan.StepResult?
+    /// The applies' outcomes, in the order they were reported.
+    var reported: [(SessionID, RestrictionOutcome)] = []
+    /// Steps run, with the request they belong to.
+    var log: [(RestrictionQueue.Request, RestrictionPlan.Step)] = []
+    /// Plans begun while another was in flight (must stay 0).
+    var overlaps = 0
+
+    mutating func ask(_ request: RestrictionQueue.Request, fails: (RestrictionPlan.Step) -> Bool,
+                      later: (RestrictionPlan.Step) -> Bool) {
+        if let now = queue.ask(request) { begin(now, fails: fails, later: later) }
+    }
+
+    mutating func begin(_ request: RestrictionQueue.Request, fails: (RestrictionPlan.Step) -> Bool,
+                        later: (RestrictionPlan.Step) -> Bool) {
+        if late != nil || run != nil { overlaps += 1 }
+        running = request
+        switch request {
+        case .apply(let set):
+            run = RestrictionPlan.apply(set, newSession: machine.held != set.session, running: machine.running).start()
+        case .revert(let id):
+            // As the compositor: only what it holds for `id` comes down.
+            run = machine.held == id ? RestrictionPlan.revert(running: machine.running).start() : nil
+        }
+        advance(fails: fails, later: later)
+    }
+
+    /// Runs steps until one's result comes later, or the plan is over.
+    mutating func advance(fails: (RestrictionPlan.Step) -> Bool, later: (RestrictionPlan.Step) -> Bool) {
+        guard let request = running else { return }
+        while let step = run?.next {
+            log.append((request, step))
+            let session: SessionID
+            switch request {
+            case .apply(let set): session = set.session
+            case .revert(let id): session = id
+            }
+            let result = machine.run(step, session: session, fails: fails)
+            if step == .applyProviders, later(step) {
+                late = result
+                return
+            }
+            run?.report(result)
+        }
+        if case .apply(let set) = request { reported.append((set.session, run!.outcome!)) }
+        run = nil
+        running = nil
+        if let next = queue.finished() { begin(next, fails: fails, later: later) }
+    }
+
+    /// The provider step's result arrives.
+    mutating func arrive(fails: (RestrictionPlan.Step) -> Bool, later: (RestrictionPlan.Step) -> Bool) {
+        guard let result = late else { return }
+        late = nil
+        run?.report(result)
+        advance(fails: fails, later: later)
+    }
+}
+
+@Suite("RestrictionPlan.Run and RestrictionQueue: steps whose results come later, one plan at a time")
+struct RestrictionRunTests {
+    func set(_ session: UInt64, _ participants: [String]) -> RestrictionSet {
+        RestrictionSet(session: SessionID(session), owner: ClientID(1),
+                       configuration: AssessmentConfiguration(participants: participants), policy: SessionPolicy())
+    }
+
+    @Test("a run hands out one step at a time and waits for its result")
+    func stepByStep() {
+        let plan = RestrictionPlan.apply(set(1, ["calc"]), newSession: true, running: [])
+        var run = plan.start()
+        var seen: [RestrictionPlan.Step] = []
+        while let step = run.next {
+            #expect(run.outcome == nil, "no outcome while a step is left")
+            seen.append(step)
+            run.report(.done)
+        }
+        #expect(seen == plan.steps)
+        #expect(run.outcome == .applied)
+        run.report(.failed("late and stray"))
+        #expect(run.outcome == .applied && run.next == nil, "a report after the end changes nothing")
+    }
+
+    @Test("a provider failure reported late runs the rollback, then gives the failure; the rollback's results change nothing")
+    func lateFailure() {
+        let plan = RestrictionPlan.apply(set(1, ["calc"]), newSession: true, running: ["old"])
+        var run = plan.start()
+        while let step = run.next, step != .applyProviders { run.report(.done) }
+        #expect(run.next == .applyProviders)
+        run.report(.failed("nft did not finish within 5.0 s"))
+        #expect(run.next == .stopParticipants(["calc"]), "what the plan started is stopped")
+        #expect(run.outcome == nil)
+        run.report(.failed("ignored"))
+        #expect(run.next == nil)
+        #expect(run.outcome == .failed("nft did not finish within 5.0 s"))
+    }
+
+    @Test("an empty revert plan has no step and nothing to fail")
+    func revertRun() {
+        var run = RestrictionPlan.revert(running: []).start()
+        var count = 0
+        while run.next != nil { run.report(.failed("x")); count += 1 }
+        #expect(count == 4 && run.outcome == .applied)
+    }
+
+    @Test("one request in flight; the others wait in order")
+    func queueOrder() {
+        var queue = RestrictionQueue()
+        let a = RestrictionQueue.Request.apply(set(1, []))
+        #expect(queue.ask(a) == a)
+        #expect(queue.ask(.revert(SessionID(1))) == nil)
+        #expect(queue.ask(.apply(set(2, []))) == nil)
+        #expect(queue.inFlight == a)
+        #expect(queue.finished() == .revert(SessionID(1)))
+        #expect(queue.finished() == .apply(set(2, [])))
+        #expect(queue.finished() == nil)
+        #expect(queue.inFlight == nil)
+        #expect(queue.ask(.revert(SessionID(2))) == .revert(SessionID(2)), "idle: runs at once")
+    }
+
+    @Test("a revert asked while the apply's providers are in flight comes down after the apply, then the next begin")
+    func revertDuringApply() {
+        var compositor = Compositor()
+        let never: (RestrictionPlan.Step) -> Bool = { _ in false }
+        let always: (RestrictionPlan.Step) -> Bool = { _ in true }
+        compositor.ask(.apply(set(1, ["calc"])), fails: never, later: always)
+        #expect(compositor.late != nil, "the providers' result is awaited")
+        #expect(compositor.machine.running == ["calc"] && compositor.machine.held == nil)
+        // The session is released while restricting; another begins.
+        compositor.ask(.revert(SessionID(1)), fails: never, later: always)
+        compositor.ask(.apply(set(2, [])), fails: never, later: always)
+        #expect(compositor.reported.isEmpty, "nothing reported before the result")
+        #expect(compositor.log.allSatisfy { $0.0 == .apply(set(1, ["calc"])) }, "nothing of the waiting requests ran")
+        compositor.arrive(fails: never, later: always)
+        // Session 1's apply is reported (Core ignores it), then it comes down, then 2's apply runs up to its providers.
+        #expect(compositor.reported.map(\.0) == [SessionID(1)])
+        #expect(compositor.machine.running.isEmpty && compositor.machine.stopped == ["calc"])
+        #expect(compositor.machine.providers == SessionID(2) && compositor.machine.held == nil)
+        compositor.arrive(fails: never, later: always)
+        #expect(compositor.reported.map(\.0) == [SessionID(1), SessionID(2)])
+        #expect(compositor.reported.map(\.1) == [.applied, .applied])
+        #expect(compositor.machine.held == SessionID(2))
+    }
+
+    @Test("seeded random faults and late results, with begins, updates and ends asked at any time: one plan at a time, outcomes in order, nothing left half done")
+    func lateFaultInjection() {
+        let ids = ["calc", "dict", "notes"]
+        for seed in UInt64(1)...300 {
+            var random = SplitMix64(state: seed)
+            var compositor = Compositor()
+            var asked: [SessionID] = []
+            var nextSession: UInt64 = 1
+            var current: SessionID?
+            var lastRequest: RestrictionQueue.Request?
+            let failureRate = Int.random(in: 2...6, using: &random)
+            var failing: (RestrictionPlan.Step) -> Bool = { _ in false }
+            var slow: (RestrictionPlan.Step) -> Bool = { _ in false }
+            for _ in 0..<30 {
+                let draws = (0..<16).map { _ in Int.random(in: 0..<failureRate, using: &random) == 0 }
+                let lateness = (0..<16).map { _ in Bool.random(using: &random) }
+                var f = 0, l = 0
+                failing = { _ in f += 1; return draws[f % draws.count] }
+                slow = { _ in l += 1; return lateness[l % lateness.count] }
+                switch Int.random(in: 0..<4, using: &random) {
+                case 0 where compositor.late != nil:
+                    compositor.arrive(fails: failing, later: slow)
+                case 1 where current != nil:
+                    let request = RestrictionQueue.Request.revert(current!)
+                    compositor.ask(request, fails: failing, later: slow)
+                    lastRequest = request
+                    current = nil
+                default:
+                    let session = current ?? SessionID(nextSession)
+                    if current == nil { nextSession += 1 }
+                    current = session
+                    let request = RestrictionQueue.Request.apply(set(session.raw, ids.filter { _ in Bool.random(using: &random) }))
+                    asked.append(session)
+                    compositor.ask(request, fails: failing, later: slow)
+                    lastRequest = request
+                }
+            }
+            // Everything still in flight or waiting answers.
+            while compositor.late != nil { compositor.arrive(fails: failing, later: slow) }
+            #expect(compositor.queue.inFlight == nil && compositor.queue.waiting.isEmpty, "seed \(seed): all ran")
+            #expect(compositor.reported.map(\.0) == asked, "seed \(seed): one outcome per apply, in the order asked")
+            #expect(compositor.overlaps == 0, "seed \(seed): a plan began while another was in flight")
+            switch lastRequest {
+            case .revert?:
+                #expect(compositor.machine.running.isEmpty && compositor.machine.providers == nil
+                        && compositor.machine.held == nil, "seed \(seed): the last end left \(compositor.machine)")
+            case .apply(let set)?:
+                if compositor.reported.last?.1 == .applied, compositor.machine.held == set.session {
+                    #expect(compositor.machine.running == Set(set.participants) && compositor.machine.providers == set.session,
+                            "seed \(seed): the last apply's restrictions are all up")
+                }
+                if compositor.machine.held == nil {
+                    #expect(compositor.machine.running.isEmpty && compositor.machine.providers == nil,
+                            "seed \(seed): nothing up without a session held: \(compositor.machine)")
+                }
+            case nil:
+                break
+            }
+        }
+    }
+}

@@ -10,7 +10,8 @@ PropertiesChanged), as a user pressing play during the session would; "play
 quietly" changes the status without the signal (a player that does not
 announce it, found only by polling). "stall SECONDS" makes every later
 PlaybackStatus read answer only after SECONDS (a player slow to answer);
-each read prints "get".
+each read prints "get". "stall_pause SECONDS" makes every later Pause
+answer only after SECONDS.
 """
 
 import sys
@@ -30,6 +31,7 @@ class Player(dbus.service.Object):
         super().__init__(bus, "/org/mpris/MediaPlayer2")
         self.status = "Playing"
         self.stall = 0.0
+        self.stall_pause = 0.0
 
     def set_status(self, status, announce=True):
         self.status = status
@@ -40,6 +42,7 @@ class Player(dbus.service.Object):
     @dbus.service.method(PLAYER)
     def Pause(self):
         print("pause", flush=True)
+        time.sleep(self.stall_pause)
         self.set_status("Paused")
 
     @dbus.service.method(PLAYER)
@@ -85,6 +88,8 @@ def main():
             player.set_status("Playing")
         elif line.strip() == "play quietly":
             player.set_status("Playing", announce=False)
+        elif line.startswith("stall_pause "):
+            player.stall_pause = float(line.split()[1])
         elif line.startswith("stall "):
             player.stall = float(line.split()[1])
         return True

@@ -62,6 +62,12 @@ class Player:
         self.proc.stdin.flush()
 
 
+    def stall_pause(self, seconds: float) -> None:
+        """Its Pause answers only after `seconds` from now on."""
+        self.proc.stdin.write(f"stall_pause {seconds}\n".encode())
+        self.proc.stdin.flush()
+
+
 def media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, bus,
                 verify_ms: int) -> World:
     return World(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols,

@@ -16,6 +16,13 @@ helper lists the table, and Carrel must not wait for its answer. And the
 media provider's verify, which asks each MPRIS player on the session bus
 whether it plays: a player slow to answer holds up nothing either.
 
+A session's begin, update and end do not wait either: the ruleset's load
+at begin (`nft -f`, or the helper's) and the table's delete at the end run
+while the loop goes on answering; a load that hangs fails the begin with
+restriction_failed at its bound, leaving nothing applied. The media
+provider's first pause of every player at begin: a player slow to pause
+holds up nothing, one that never answers fails the begin at 2 s.
+
 Root only, like the other network tests (a network namespace, cgroup v2 and
 nftables; test_providers.py says how).
 """
@@ -29,18 +36,19 @@ from pathlib import Path
 import pytest
 
 import carrel_harness as h
-from assessment_protocol import INTEGRITY
+from assessment_protocol import INTEGRITY, RESTRICTION_FAILED
 from media_bus import Player, media_world
-from netns import Namespace, NetWorld, begin_session, log_text, tool
+from netns import Namespace, NetWorld, begin_session, log_text, start_server, tool
 from privileged_setup import PrivilegedWorld
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: a network namespace, nftables and cgroup v2")
 
 
-def slow_nft(tmp_path: Path, seconds: float, hang: bool = False) -> tuple[Path, Path]:
-    """A directory holding an `nft` whose `list` waits `seconds` first (with
-    `hang`, becomes that wait and never lists: the pid it records is then the
-    process that must be killed), and the file it records each listing's pid in."""
+def slow_nft(tmp_path: Path, seconds: float, hang: bool = False, on: str = "list") -> tuple[Path, Path]:
+    """A directory holding an `nft` whose `on` runs (its first argument:
+    `list`, `-f` for a load, `delete`) wait `seconds` first (with `hang`,
+    become that wait and never run: the pid it records is then the process
+    that must be killed), and the file it records each such run's pid in."""
     real = tool("nft")
     directory = tmp_path / "slow-nft"
     directory.mkdir()
@@ -48,7 +56,7 @@ def slow_nft(tmp_path: Path, seconds: float, hang: bool = False) -> tuple[Path, 
     script = directory / "nft"
     wait = f"exec sleep {seconds}" if hang else f"sleep {seconds}"
     script.write_text("#!/bin/sh\n"
-                      f'if [ "$1" = list ]; then echo "$$" >> {mark}; {wait}; fi\n'
+                      f'if [ "$1" = "{on}" ]; then echo "$$" >> {mark}; {wait}; fi\n'
                       f'exec {real} "$@"\n')
     script.chmod(0o755)
     return directory, mark
@@ -60,9 +68,10 @@ def slow_path(directory: Path) -> str:
 
 @pytest.fixture
 def slow_netns(request, tmp_path):
-    seconds = request.param
-    # Past nft's 5 s bound: the listing hangs (nothing is left of it once killed).
-    directory, mark = slow_nft(tmp_path, seconds, hang=seconds > 5)
+    """`request.param`: the seconds the listing takes, or (seconds, which run: `list`, `-f`, `delete`)."""
+    seconds, on = request.param if isinstance(request.param, tuple) else (request.param, "list")
+    # Past nft's 5 s bound: the run hangs (nothing is left of it once killed).
+    directory, mark = slow_nft(tmp_path, seconds, hang=seconds > 5, on=on)
     path = slow_path(directory)
     ns = Namespace(tmp_path, carrel_prefix=f"env PATH={path} ")
     ns.mark = mark
@@ -172,4 +181,152 @@ def test_a_media_player_slow_to_answer_holds_up_no_round_trip(carrel, procs, log
     assert h.wait_until(lambda: player.count("pause") == 2, 10), f"verify did not pause it: {player.lines()}"
     a.send("end s")
     a.expect("session s ended")
+    w.alive()
+
+
+def began_during(exam, seconds: float) -> list[float]:
+    """Asks for a session, then measures round trips for `seconds` while
+    its begin is under way; how long each took."""
+    exam.map()
+    exam.bind()
+    exam.begin()
+    return round_trips(exam, seconds)
+
+
+def pids_gone(mark: Path) -> bool:
+    pids = [int(p) for p in mark.read_text().split()] if mark.exists() else []
+    return not any(Path(f"/proc/{p}").exists() for p in pids)
+
+
+@pytest.mark.parametrize("slow_netns", [(3, "-f")], indirect=True)
+def test_a_slow_ruleset_load_at_begin_holds_up_no_round_trip_and_the_session_begins(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, slow_netns):
+    start_server(slow_netns, procs, logdir)
+    w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, slow_netns)
+    a = w.client("exam")
+    asked = time.monotonic()
+    took = began_during(a, 2.5)
+    a.began()
+    waited = time.monotonic() - asked
+    assert slow_netns.mark.exists(), f"carrel never loaded its ruleset through the slow nft\n{log_text(w)}"
+    # The load took 3 s; a loop that waited for it would hold a round trip that long.
+    assert max(took) < 1.0, (f"a round trip waited {max(took):.2f} s while nft loaded the ruleset "
+                             f"(median {sorted(took)[len(took) // 2] * 1000:.1f} ms over {len(took)})\n{log_text(w)}")
+    assert waited >= 3.0, f"began after {waited:.1f} s, before the ruleset was loaded"
+    assert slow_netns.table_exists(), "began without the table"
+    assert w.app_connect() == "ok", "the session's app lost the network"
+    a.send("end s")
+    a.expect("session s ended")
+    assert h.wait_until(lambda: not slow_netns.table_exists(), 5), "the table outlived the session"
+    w.alive()
+
+
+@pytest.mark.parametrize("slow_netns", [(60, "-f")], indirect=True)
+def test_a_hung_ruleset_load_fails_the_begin_at_its_bound_and_leaves_nothing_applied(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, slow_netns):
+    start_server(slow_netns, procs, logdir)
+    w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, slow_netns)
+    a = w.client("exam")
+    asked = time.monotonic()
+    took = began_during(a, 4.0)
+    assert max(took) < 1.0, f"a round trip waited {max(took):.2f} s while nft hung\n{log_text(w)}"
+    m = a.expect(r"session s (began|failed (\d+) (.*))", timeout=20, what="failed(restriction_failed) at the load's bound")
+    waited = time.monotonic() - asked
+    assert m.group(1) != "began", f"began without its ruleset\n{log_text(w)}"
+    assert int(m.group(2)) == RESTRICTION_FAILED, a.lines
+    assert "network" in m.group(3) and "5.0 s" in m.group(3), f"the message must say the load did not finish: {m.group(3)!r}"
+    assert 5.0 <= waited < 9.0, f"failed after {waited:.1f} s, not at the load's 5 s bound"
+    assert h.wait_until(lambda: not slow_netns.table_exists(), 5), "a failed begin left the table"
+    assert h.wait_until(lambda: pids_gone(slow_netns.mark), 5), "the hung nft outlived its bound"
+    # Carrel still answers, and nothing of the session holds: the app keeps its network.
+    round_trips(a, 0.3)
+    assert w.app_connect() == "ok"
+    w.alive()
+
+
+@pytest.mark.parametrize("slow_netns", [(3, "delete")], indirect=True)
+def test_an_end_while_the_table_delete_is_slow_ends_at_once_and_holds_up_nothing(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, slow_netns):
+    w = NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, slow_netns)
+    a = begin_session(w)
+    assert slow_netns.table_exists()
+    asked = time.monotonic()
+    a.send("end s")
+    a.expect("session s ended")
+    ended = time.monotonic() - asked
+    took = round_trips(a, 2.5)
+    assert slow_netns.mark.exists(), f"carrel never deleted its table through the slow nft\n{log_text(w)}"
+    assert ended < 1.0, f"ended {ended:.2f} s after the end was asked, waiting for nft's delete\n{log_text(w)}"
+    assert max(took) < 1.0, f"a round trip waited {max(took):.2f} s while nft deleted the table\n{log_text(w)}"
+    state = w.state_dir / "providers.state"
+    if slow_netns.table_exists():
+        # A crash now must still find the table to revert on record.
+        assert state.exists(), "the record went before the table's delete was done"
+    assert h.wait_until(lambda: not slow_netns.table_exists(), 10), "the table outlived the session"
+    assert h.wait_until(lambda: not state.exists(), 5), "the record outlived the table's delete"
+    # The next begin's load comes after the delete: the new session holds its table.
+    a.begin("s2")
+    a.began("s2")
+    assert slow_netns.table_exists(), "the second session began without its table"
+    a.send("end s2")
+    a.expect("session s2 ended")
+    w.alive()
+
+
+def test_a_hung_load_through_the_privileged_helper_fails_the_begin_and_holds_up_nothing(
+        carrel, procs, logdir, logs, machine, client_python, pywayland_protocols, tmp_path):
+    directory, mark = slow_nft(tmp_path, 60, hang=True, on="-f")
+    # The helper's own nft (its load) hangs; the helper kills it at its 5 s bound and answers.
+    machine.start_helper(path=slow_path(directory))
+    w = PrivilegedWorld(carrel, procs, logdir, logs, client_python, pywayland_protocols, machine)
+    a = w.client("exam")
+    asked = time.monotonic()
+    took = began_during(a, 4.0)
+    assert max(took) < 1.0, f"a round trip waited {max(took):.2f} s while the helper's nft hung\n{w.log()}"
+    m = a.expect(r"session s (began|failed (\d+) (.*))", timeout=20, what="failed(restriction_failed)")
+    waited = time.monotonic() - asked
+    assert m.group(1) != "began", f"began without its ruleset\n{w.log()}"
+    assert int(m.group(2)) == RESTRICTION_FAILED, a.lines
+    assert "network" in m.group(3), m.group(3)
+    assert 5.0 <= waited < 15.0, f"failed after {waited:.1f} s"
+    assert h.wait_until(lambda: not machine.ns.table_exists(), 10), "a failed begin left the table"
+    round_trips(a, 0.3)
+    w.alive()
+
+
+def test_a_media_player_slow_to_pause_at_begin_holds_up_no_round_trip_and_the_session_begins(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, session_bus):
+    player = Player(procs, logdir, session_bus.address, "slow")
+    # Under the calls' 2 s bound: slow, not failed.
+    player.stall_pause(1.5)
+    w = media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, session_bus.address,
+                    verify_ms=300)
+    a = w.client("exam")
+    took = began_during(a, 1.2)
+    a.began()
+    assert player.count("pause") >= 1, player.lines()
+    assert max(took) < 0.75, (f"a round trip waited {max(took):.2f} s while the player took 1.5 s to pause "
+                              f"(median {sorted(took)[len(took) // 2] * 1000:.1f} ms over {len(took)})\n{log_text(w)}")
+    a.send("end s")
+    a.expect("session s ended")
+    w.alive()
+
+
+def test_a_media_player_silent_past_its_bound_at_begin_fails_the_begin_and_holds_up_nothing(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, session_bus):
+    player = Player(procs, logdir, session_bus.address, "silent")
+    player.stall_pause(4)
+    w = media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, session_bus.address,
+                    verify_ms=300)
+    a = w.client("exam")
+    asked = time.monotonic()
+    took = began_during(a, 1.5)
+    m = a.expect(r"session s (began|failed (\d+) (.*))", timeout=10, what="failed(restriction_failed) at the call's bound")
+    waited = time.monotonic() - asked
+    assert max(took) < 0.75, f"a round trip waited {max(took):.2f} s while the player did not answer\n{log_text(w)}"
+    assert m.group(1) != "began", f"began though a player was never paused\n{log_text(w)}"
+    assert int(m.group(2)) == RESTRICTION_FAILED, a.lines
+    assert "media" in m.group(3), m.group(3)
+    assert 2.0 <= waited < 4.0, f"failed after {waited:.1f} s, not at the call's 2 s bound"
+    round_trips(a, 0.3)
     w.alive()

@@ -5,11 +5,12 @@ import Glibc
 
 /// `media`: MPRIS players on the session bus are paused at began; one that
 /// reports (PropertiesChanged) or is found (each verify) playing during the
-/// session is paused again. Nothing is resumed at the end. During the
-/// session the players are asked without waiting (a run of asynchronous
-/// calls, each bounded at 2 s, answered as the bus's fd wakes the loop), so a
-/// player slow to answer never holds up the exam's frames.
-final class MediaProvider: RestrictionProvider, VerifiedAhead {
+/// session is paused again. Nothing is resumed at the end. The players are
+/// asked without waiting (a run of asynchronous calls, each bounded at 2 s,
+/// answered as the bus's fd wakes the loop), the first pause at apply too
+/// (`prepareApply`), so a player slow to answer never holds up the exam's
+/// frames, and one that does not answer within the bound fails the begin.
+final class MediaProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
     let name = ProvidersPolicy.media
     let recoveryToken = ""
     private let address: String?
@@ -25,7 +26,51 @@ final class MediaProvider: RestrictionProvider, VerifiedAhead {
         self.logger = logger
     }
 
-    func apply(_ set: RestrictionSet) throws(ProviderError) {
+    /// What the first pause, run ahead of `apply`, came to; taken by `apply`.
+    private var prepared: Reading?
+    /// The first pause under way: `ready` of `prepareApply`.
+    private var firstReady: (() -> Void)?
+
+    /// Connects and watches the bus (the bus daemon's answers), then starts
+    /// pausing every player without waiting; `ready` runs on the loop once
+    /// every player answered or the run failed (a player silent for 2 s).
+    /// Already up (an update): nothing to do.
+    func prepareApply(_ set: RestrictionSet, _ ready: @escaping () -> Void) {
+        prepared = nil
+        guard connection == nil else { return later(ready) }
+        var error = [CChar](repeating: 0, count: 512)
+        do throws(ProviderError) {
+            try connect()
+        } catch {
+            prepared = .failed(error)
+            return later(ready)
+        }
+        guard let connection, carrel_media_pause_start(connection, 1, &error, error.count) == 0 else {
+            prepared = .failed(ProviderError(String(cString: error)))
+            return later(ready)
+        }
+        firstReady = ready
+        running = .first
+        armTimeout()
+    }
+
+    /// `ready` from the loop, never before `prepareApply` returns.
+    private func later(_ ready: @escaping () -> Void) {
+        if let call = LaterCall(loop: loop, ready) { call.arm() } else { ready() }
+    }
+
+    func discardPrepared() {
+        // Not taken by an apply (an earlier provider failed): the connection goes.
+        guard prepared != nil || firstReady != nil else { return }
+        try? revert()
+    }
+
+    func stopAhead() {
+        guard firstReady != nil else { return }
+        try? revert()
+    }
+
+    private func connect() throws(ProviderError) {
         var error = [CChar](repeating: 0, count: 512)
         guard let media = carrel_media_connect(address, Self.timeoutMicroseconds, &error, error.count) else {
             throw ProviderError(String(cString: error))
@@ -34,9 +79,19 @@ final class MediaProvider: RestrictionProvider, VerifiedAhead {
         guard carrel_media_watch(media, &error, error.count) == 0 else {
             throw ProviderError(String(cString: error))
         }
-        try pause(all: true)
-        // Players that start playing are paused at once, not only at the next verify.
+        // Answers, and players that start playing, wake the loop.
         source = EventLoopFDSource(loop: loop, fd: carrel_media_fd(media)) { [unowned self] _ in busReadable() }
+    }
+
+    func apply(_ set: RestrictionSet) throws(ProviderError) {
+        if let reading = prepared {
+            prepared = nil
+            if case .failed(let problem) = reading { throw problem }
+            return
+        }
+        // Not prepared: connected and paused here, waiting for the players.
+        try connect()
+        try pause(all: true)
     }
 
     func verify() throws(ProviderError) {
@@ -50,6 +105,8 @@ final class MediaProvider: RestrictionProvider, VerifiedAhead {
     }
 
     func revert() throws(ProviderError) {
+        prepared = nil
+        firstReady = nil
         cancelVerify()
         reactiveWanted = false
         running = nil
@@ -87,7 +144,7 @@ final class MediaProvider: RestrictionProvider, VerifiedAhead {
     /// What a run is for: the verify asked for as `asked` (only its own
     /// run answers a verify: one started before was asked before it), or a
     /// player said to play.
-    private enum Purpose { case verify(asked: Int), reactive }
+    private enum Purpose { case verify(asked: Int), reactive, first }
     /// Counts verifies asked for and dropped.
     private var asked = 0
 
@@ -157,7 +214,11 @@ final class MediaProvider: RestrictionProvider, VerifiedAhead {
     }
 
     private func finished(_ purpose: Purpose, _ result: Reading, paused: String) {
-        if !paused.isEmpty { logger("media: paused \(paused) (it started playing during the session)") }
+        if !paused.isEmpty {
+            if case .first = purpose { logger("media: paused \(paused)") } else {
+                logger("media: paused \(paused) (it started playing during the session)")
+            }
+        }
         switch purpose {
         case .verify(let forAsked):
             guard forAsked == asked, let ready = verifyReady else { break }  // dropped, or asked again since
@@ -166,6 +227,11 @@ final class MediaProvider: RestrictionProvider, VerifiedAhead {
             ready()
         case .reactive:
             if case .failed(let problem) = result { logger("media: \(problem.message)") }
+        case .first:
+            guard let ready = firstReady else { break }
+            firstReady = nil
+            prepared = result
+            ready()
         }
         startNextRun()
     }

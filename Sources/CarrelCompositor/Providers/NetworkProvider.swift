@@ -17,13 +17,33 @@ protocol VerifiedAhead: AnyObject {
     func cancelVerify()
 }
 
-final class NetworkProvider: RestrictionProvider, VerifiedAhead {
+/// A provider whose apply (or update) waits for something slow (an nft
+/// load, the helper's answer): started ahead without waiting, then taken
+/// by `apply`/`update`, which the coordinator runs once every prepared
+/// result is in. Its revert starts without waiting too, in order with the
+/// next apply's work.
+protocol AppliedAhead: AnyObject {
+    var name: String { get }
+    /// Starts putting itself up for `set` (or fitting it, when up); `ready`
+    /// runs on the loop once the result is in, never before this returns.
+    func prepareApply(_ set: RestrictionSet, _ ready: @escaping () -> Void)
+    /// The apply that was to take the prepared result did not (an earlier
+    /// step of the coordinator failed): what it put up comes down.
+    func discardPrepared()
+    /// Carrel is stopping: what is under way is dropped, and from now on
+    /// a revert waits (nothing would be left to hear its answer).
+    func stopAhead()
+}
+
+final class NetworkProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
     let name = ProvidersPolicy.network
     private let cgroup: SessionCgroup?
     /// Why there is no cgroup (said when applying: fail closed).
     private let cgroupProblem: String?
     private let tableName: String
     private let table: NetworkTable
+    /// Where answers come from (nil: nothing is done ahead; everything waits).
+    private let loop: OpaquePointer?
     /// The pid of a session owner's connection (nil: unknown).
     var ownerProcess: (ClientID) -> pid_t? = { _ in nil }
     /// The cgroups the loaded ruleset lets through (what verify looks for).
@@ -41,6 +61,7 @@ final class NetworkProvider: RestrictionProvider, VerifiedAhead {
         self.cgroup = cgroup
         self.cgroupProblem = cgroupProblem
         self.tableName = tableName
+        self.loop = loop
         self.table = table ?? InProcessNetworkTable(tableName: tableName, loop: loop)
     }
 
@@ -57,7 +78,113 @@ final class NetworkProvider: RestrictionProvider, VerifiedAhead {
     /// The table, then the cgroups to remove after a crash (the app's, the owner's).
     var recoveryToken: String { "\(tableName) \(cgroup?.relativePath ?? "") \(SessionCgroup.ownerName)" }
 
-    func apply(_ set: RestrictionSet) throws(ProviderError) {
+    /// What `prepareApply` came to, for the `apply` or `update` of its set.
+    private enum Prepared {
+        /// Loaded, letting `allowed` through, the owner's cgroup `owner`.
+        case loaded(session: SessionID, allowed: [String], owner: String)
+        /// Up already and nothing to change.
+        case unchanged(session: SessionID)
+        case failed(session: SessionID, ProviderError)
+    }
+    private var prepared: Prepared?
+    /// A load started ahead has not answered yet: a listing now may show either ruleset.
+    private var loading = false
+    /// Counts preparations and drops: a load's answer counts only if nothing came after it.
+    private var preparing = 0
+    /// A revert's delete is started without waiting (false once Carrel is stopping).
+    private var revertsAhead = true
+    /// The delete of a loaded table, started without waiting, is out: the
+    /// provider stays on record until `revertSettled` says how it ended.
+    private(set) var revertInFlight = false
+    /// That delete ended: nil when the table is gone, or why it may not be.
+    var revertSettled: (ProviderError?) -> Void = { _ in }
+
+    /// Starts what `apply` (not up yet) or `update` (up) will take: the
+    /// owner's exemption is made now (quick: cgroup files), the ruleset is
+    /// loaded by an nft the loop does not wait for (or the helper's answer),
+    /// bounded (5 s; the helper's 12 s): reaching the bound is a failure,
+    /// and the begin fails or the update does.
+    func prepareApply(_ set: RestrictionSet, _ ready: @escaping () -> Void) {
+        preparing += 1
+        let round = preparing
+        prepared = nil
+        let session = set.session
+        let finish: (Prepared) -> Void = { [weak self] result in
+            guard let self, preparing == round else { return }
+            prepared = result
+            ready()
+        }
+        let wanted: [String]
+        let owner: String
+        if let ownerCgroup {
+            lastSet = set
+            wanted = cgroups(of: set, owner: ownerCgroup)
+            owner = ownerCgroup
+            guard wanted != allowed else { return later(finish, .unchanged(session: session)) }
+        } else {
+            do {
+                owner = try exemption(for: set)
+            } catch {
+                return later(finish, .failed(session: session, error))
+            }
+            wanted = cgroups(of: set, owner: owner)
+        }
+        let fresh = ownerCgroup == nil
+        let what = fresh ? "load the ruleset" : "load the ruleset for the updated participants"
+        // A reading taken around a load may be of either ruleset: not judged.
+        checks += 1
+        tableReading = .stale
+        loading = true
+        table.loadAhead(wanted, session: session, doing: what) { [weak self] problem in
+            guard let self, preparing == round else { return }
+            loading = false
+            if let problem {
+                if fresh { releaseOwner() }
+                finish(.failed(session: session, problem))
+            } else {
+                finish(.loaded(session: session, allowed: wanted, owner: owner))
+            }
+        }
+    }
+
+    /// `ready` with `result`, from the loop (never before `prepareApply` returns).
+    private func later(_ finish: @escaping (Prepared) -> Void, _ result: Prepared) {
+        if let loop, let call = LaterCall(loop: loop, { finish(result) }) { call.arm() } else { finish(result) }
+    }
+
+    func discardPrepared() {
+        guard case .loaded? = prepared, ownerCgroup == nil else { prepared = nil; return }
+        prepared = nil
+        try? revert(loaded: true)
+    }
+
+    func stopAhead() {
+        preparing += 1
+        prepared = nil
+        loading = false
+        revertsAhead = false
+        guard table.dropAhead() else { return }
+        // A load or delete was cut short: the table may be in any state.
+        let problem: ProviderError?
+        do { try table.delete(); problem = nil } catch { problem = error }
+        if revertInFlight {
+            revertInFlight = false
+            revertSettled(problem)
+        }
+    }
+
+    /// The prepared result for `session`'s set, taken (nil: none; applied in place, waiting).
+    private func takePrepared(_ session: SessionID) -> Prepared? {
+        defer { prepared = nil }
+        switch prepared {
+        case .loaded(let s, _, _)?, .unchanged(let s)?, .failed(let s, _)?: return s == session ? prepared : nil
+        case nil: return nil
+        }
+    }
+
+    /// Whose cgroup the ruleset lets through for `set` (an adopted owner
+    /// process is moved into the owner cgroup); the infrastructure read.
+    private func exemption(for set: RestrictionSet) throws(ProviderError) -> String {
         guard let cgroup else {
             throw ProviderError("the app has no cgroup of its own: \(cgroupProblem ?? "unknown reason")")
         }
@@ -71,13 +198,30 @@ final class NetworkProvider: RestrictionProvider, VerifiedAhead {
             adopted = (pid, try exempt.adopt(pid))
         }
         infrastructure = SessionCgroup.infrastructure(exemptUnits)
+        return exempt.relativePath
+    }
+
+    func apply(_ set: RestrictionSet) throws(ProviderError) {
+        switch takePrepared(set.session) {
+        case .loaded(_, let wanted, let owner)?:
+            allowed = wanted
+            ownerCgroup = owner
+            lastSet = set
+            return
+        case .failed(_, let problem)?:
+            throw problem
+        case .unchanged?, nil:
+            break
+        }
+        // Not prepared (no loop): put up here, waiting for nft.
+        let exempt = try exemption(for: set)
         do {
-            try load(cgroups(of: set, owner: exempt.relativePath), session: set.session, doing: "load the ruleset")
+            try load(cgroups(of: set, owner: exempt), session: set.session, doing: "load the ruleset")
         } catch {
             releaseOwner()
             throw error
         }
-        ownerCgroup = exempt.relativePath
+        ownerCgroup = exempt
         lastSet = set
     }
 
@@ -115,6 +259,12 @@ final class NetworkProvider: RestrictionProvider, VerifiedAhead {
         let check = checks
         tableReading = nil
         guard ownerCgroup != nil else { ready(); return }  // verify fails on its own
+        guard !loading else {
+            // An update's load is out: judged at the next verify.
+            tableReading = .stale
+            ready()
+            return
+        }
         table.check(allowed) { [weak self] problem in
             guard let self, checks == check else { return }
             tableReading = problem.map { .wrong($0) } ?? .asLoaded
@@ -143,6 +293,19 @@ final class NetworkProvider: RestrictionProvider, VerifiedAhead {
     /// previous ruleset stays loaded and the update fails.
     func update(_ set: RestrictionSet) throws(ProviderError) {
         guard let ownerCgroup else { return }  // not applied: nothing to fit
+        switch takePrepared(set.session) {
+        case .loaded(_, let wanted, _)?:
+            allowed = wanted
+            lastSet = set
+            return
+        case .unchanged?:
+            lastSet = set
+            return
+        case .failed(_, let problem)?:
+            throw problem
+        case nil:
+            break
+        }
         lastSet = set
         let wanted = cgroups(of: set, owner: ownerCgroup)
         guard wanted != allowed else { return }
@@ -179,8 +342,30 @@ final class NetworkProvider: RestrictionProvider, VerifiedAhead {
         }
     }
 
+    /// Deletes the table: without waiting while Carrel runs (the loop goes
+    /// on; the next load is made after it; the provider stays on record
+    /// until it settles, and after if it fails), waiting once it stops.
     func revert() throws(ProviderError) {
-        try table.delete()
+        try revert(loaded: ownerCgroup != nil)
+    }
+
+    /// `loaded`: a ruleset is (or may be) up, so a delete that fails later
+    /// leaves it up and goes back on record; after a load that failed there
+    /// is nothing to go back on record (as a failed revert is then ignored).
+    private func revert(loaded: Bool) throws(ProviderError) {
+        preparing += 1
+        prepared = nil
+        loading = false
+        if revertsAhead, loop != nil {
+            revertInFlight = loaded
+            table.deleteAhead { [weak self] problem in
+                guard let self, loaded else { return }
+                revertInFlight = false
+                revertSettled(problem)
+            }
+        } else {
+            try table.delete()
+        }
         allowed = []
         ownerCgroup = nil
         lastSet = nil

@@ -61,6 +61,8 @@ final class ProviderHost {
     private let network: NetworkProvider?
     /// The providers whose verify reads ahead (network, media), in order.
     private var readAhead: [VerifiedAhead] = []
+    /// The providers whose apply is started ahead (network), in order.
+    private var applyAhead: [AppliedAhead] = []
     /// Called with the client's message when a verify fails.
     var integrityLost: (String) -> Void = { _ in }
     /// The pid of a client's connection, for the network provider to keep
@@ -106,6 +108,7 @@ final class ProviderHost {
                                       loop: loop)
             network!.exemptUnits = policy.networkExemptUnits
             providers.append(network!)
+            applyAhead.append(network!)
         }
         if !policy.network, helper != nil, let problem {
             logger.error("the app has no cgroup in Carrel's unit (\(problem)); the privileged helper will not start it")
@@ -115,12 +118,19 @@ final class ProviderHost {
             let media = MediaProvider(address: address, loop: loop) { [logger] in logger.notice("\($0)") }
             providers.append(media)
             readAhead.append(media)
+            applyAhead.append(media)
         }
         if let network { readAhead.insert(network, at: 0) }
         self.cgroup = cgroup
         cgroupProblem = problem
         self.network = network
         coordinator = ProviderCoordinator(providers: providers, store: stateFile)
+        network?.revertSettled = { [unowned self, logger] problem in
+            // The table's delete, started without waiting, is over: off the
+            // record, or (failed) kept there for the next start.
+            guard let network = self.network else { return }
+            for message in self.coordinator.revertSettled(network, failure: problem?.message) { logger.error("\(message)") }
+        }
         if !providers.isEmpty {
             logger.notice("restriction providers enabled: \(policy.enabledNames.joined(separator: ", ")) (state in \(stateFile.path))")
         }
@@ -306,12 +316,54 @@ final class ProviderHost {
         return try cgroup.spawnInside(body)
     }
 
-    /// Applies the providers; `.failed` names the provider.
-    func apply(_ set: RestrictionSet) -> RestrictionOutcome {
+    /// Counts applies and stops: a prepared result that comes back after
+    /// its apply was dropped (Carrel stopping) is ignored.
+    private var applyRound = 0
+
+    /// Applies the providers; `.failed` names the provider. What is slow
+    /// (the nft load, the helper's answer) is started ahead without
+    /// waiting, on record first; the coordinator's all-or-nothing apply runs
+    /// once every prepared result is in. Returns the outcome when it is known
+    /// at once (nothing to wait for); otherwise nil, and `done` runs with
+    /// it later, on the loop.
+    func apply(_ set: RestrictionSet, done: @escaping (RestrictionOutcome) -> Void) -> RestrictionOutcome? {
+        applyRound += 1
+        let round = applyRound
+        var waiting = applyAhead.count
+        guard waiting > 0 else { return applyNow(set) }
+        do {
+            try coordinator.recordAhead()
+        } catch {
+            // Fail closed, as the coordinator does when its own record fails: nothing was started.
+            let message = "restriction provider \(applyAhead[0].name) could not be applied: could not record its state before applying (\(error.message))"
+            logger.error("\(message)")
+            return .failed(message)
+        }
+        var answered: RestrictionOutcome?
+        var returned = false
+        for provider in applyAhead {
+            provider.prepareApply(set) { [weak self] in
+                guard let self, applyRound == round else { return }
+                waiting -= 1
+                guard waiting == 0 else { return }
+                let outcome = applyNow(set)
+                if returned { done(outcome) } else { answered = outcome }
+            }
+        }
+        returned = true
+        return answered
+    }
+
+    /// The coordinator's apply, with what was prepared ahead (taken by the providers).
+    private func applyNow(_ set: RestrictionSet) -> RestrictionOutcome {
         let result = coordinator.apply(set)
+        for provider in applyAhead { provider.discardPrepared() }
         if case .failed(let provider, let message, let rolledBack, let failures) = result {
             logger.error("restriction provider \(provider) failed: \(message); rolled back [\(rolledBack.joined(separator: ", "))]")
             for failure in failures { logger.error("\(failure)") }
+            // A failed update leaves what held before: still verified (a
+            // reading dropped by its load would otherwise never come back).
+            if coordinator.needsVerification { armVerify() }
             return .failed(result.clientMessage ?? message)
         }
         if !coordinator.applied.isEmpty {
@@ -329,6 +381,8 @@ final class ProviderHost {
     }
 
     func shutdown() {
+        applyRound += 1
+        for provider in applyAhead { provider.stopAhead() }
         revert()
         removeOwnCgroups()
         if let cgroup, !cgroup.remove() {

@@ -49,8 +49,11 @@ public final class ProviderCoordinator {
     /// Set when a verify failed: the session is interrupted and the
     /// restrictions stay, but there is nothing more to report until the next apply.
     public private(set) var verificationHalted = false
-    /// Providers whose revert failed; kept on record for the next start.
+    /// Providers whose revert failed, or is still under way
+    /// (`revertInFlight`); kept on record for the next start.
     private var unreverted: [RestrictionProvider] = []
+    /// `recordAhead` put every provider on record for an apply not yet run.
+    private var aheadOnRecord = false
 
     public init(providers: [RestrictionProvider], store: ProviderStateStore) {
         self.providers = providers
@@ -70,6 +73,7 @@ public final class ProviderCoordinator {
     /// held before still holds (only the network provider changes on update).
     public func apply(_ set: RestrictionSet) -> ProviderApplyResult {
         if providers.isEmpty { return .applied }
+        aheadOnRecord = false
         if !applied.isEmpty {
             for provider in applied {
                 do {
@@ -82,7 +86,8 @@ public final class ProviderCoordinator {
         }
         verificationHalted = false
         for provider in providers {
-            let entries = (unreverted + applied + [provider]).map {
+            let holding = applied + [provider]
+            let entries = (unreverted.filter { u in !holding.contains { $0 === u } } + holding).map {
                 ProviderState.Entry(name: $0.name, token: $0.recoveryToken)
             }
             do {
@@ -100,6 +105,20 @@ public final class ProviderCoordinator {
             applied.append(provider)
         }
         return .applied
+    }
+
+    /// Records, before the compositor starts what `apply` will find done
+    /// (a provider that puts itself up ahead: the nft load runs while the
+    /// loop goes on), every provider that could then hold, so that a crash
+    /// meanwhile is recovered from. `apply` records again as it goes; a
+    /// provider on record but not up is reverted for nothing, never missed.
+    public func recordAhead() throws(ProviderError) {
+        guard !providers.isEmpty, applied.isEmpty else { return }
+        let entries = (unreverted + providers.filter { p in !unreverted.contains { $0 === p } }).map {
+            ProviderState.Entry(name: $0.name, token: $0.recoveryToken)
+        }
+        try store.record(ProviderState(entries: entries))
+        aheadOnRecord = true
     }
 
     private func rollBack(failed provider: String, message: String) -> ProviderApplyResult {
@@ -132,7 +151,12 @@ public final class ProviderCoordinator {
         for provider in applied.reversed() {
             do {
                 try provider.revert()
-                unreverted.removeAll { $0 === provider }
+                if provider.revertInFlight {
+                    // Not down until it settles: stays on record.
+                    if !unreverted.contains(where: { $0 === provider }) { unreverted.append(provider) }
+                } else {
+                    unreverted.removeAll { $0 === provider }
+                }
             } catch {
                 failures.append("restriction provider \(provider.name) could not be reverted: \(error.message)")
                 if !unreverted.contains(where: { $0 === provider }) { unreverted.append(provider) }
@@ -150,5 +174,31 @@ public final class ProviderCoordinator {
             }
         }
         return failures
+    }
+
+    /// A revert the provider started without waiting (the table's delete)
+    /// is over: done (`failure` nil), it leaves the record; failed, it stays
+    /// on record for the next start, like a revert that failed at once.
+    /// Returns the messages to log (the failure, and any failure to record).
+    public func revertSettled(_ provider: RestrictionProvider, failure: String?) -> [String] {
+        var messages: [String] = []
+        if let failure {
+            messages.append("restriction provider \(provider.name) could not be reverted: \(failure)")
+            if !unreverted.contains(where: { $0 === provider }) { unreverted.append(provider) }
+        } else {
+            unreverted.removeAll { $0 === provider }
+        }
+        // What may hold now: the unreverted, and what is applied (or, with
+        // an apply started ahead, every provider).
+        let holding = aheadOnRecord ? providers : applied
+        let entries = (unreverted.filter { u in !holding.contains { $0 === u } } + holding).map {
+            ProviderState.Entry(name: $0.name, token: $0.recoveryToken)
+        }
+        do {
+            if entries.isEmpty { try store.clear() } else { try store.record(ProviderState(entries: entries)) }
+        } catch {
+            messages.append("could not record the providers left applied: \(error.message)")
+        }
+        return messages
     }
 }

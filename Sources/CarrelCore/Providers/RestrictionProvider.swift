@@ -20,9 +20,17 @@ public protocol RestrictionProvider: AnyObject {
     /// makes it fit `set` (as the network provider lets a participant the
     /// update adds through). On failure what held before still holds.
     func update(_ set: RestrictionSet) throws(ProviderError)
+    /// The last `revert` started work that answers later (the network
+    /// table's delete, run without waiting): until the compositor says it
+    /// settled (`ProviderCoordinator.revertSettled`) the provider stays on
+    /// record, so a crash meanwhile is recovered from.
+    var revertInFlight: Bool { get }
 }
 
 extension RestrictionProvider {
+    /// Most reverts are done when `revert` returns.
+    public var revertInFlight: Bool { false }
+
     /// Most restrictions do not depend on the configuration: nothing to change.
     public func update(_ set: RestrictionSet) throws(ProviderError) {}
 }

@@ -92,8 +92,11 @@ public struct RestrictionPlan: Sendable, Equatable {
     }
 
     /// Taking the restrictions down: participants first (stopped, reaped,
-    /// their windows gone), the keyboard, the orphans, then the providers;
-    /// all before the session's last event is sent. Nothing here can fail.
+    /// their windows gone), the keyboard, the orphans, then the providers
+    /// (whose slow part, the table's delete, the compositor starts without
+    /// waiting); all before the session's last event is sent, unless the
+    /// plan waited behind an apply in flight (`RestrictionQueue`). Nothing
+    /// here can fail.
     public static func revert(running: Set<String>) -> RestrictionPlan {
         var steps: [Step] = []
         if !running.isEmpty { steps.append(.stopParticipants(running.sorted())) }
@@ -108,12 +111,61 @@ public struct RestrictionPlan: Sendable, Equatable {
     /// went; a failure runs that step's rollback and ends the plan. Returns
     /// the outcome Core hears (`.applied` when every step was done).
     public func execute(_ run: (Step) -> StepResult) -> RestrictionOutcome {
-        for (index, step) in steps.enumerated() {
-            guard case .failed(let message) = run(step) else { continue }
-            guard let outcome = step.outcome(message) else { continue }
-            for undoing in rollback(afterFailureAt: index) { _ = run(undoing) }
-            return outcome
+        var progress = start()
+        while let step = progress.next { progress.report(run(step)) }
+        return progress.outcome!
+    }
+
+    /// The plan run one step at a time, for a compositor whose step's result
+    /// comes later (the providers' nft load, the helper's answer): it runs
+    /// `next`, and `report`s how it went when it knows, on the event loop.
+    public func start() -> Run { Run(plan: self) }
+
+    /// Where a plan's run stands: the step to run now, or the outcome once
+    /// there is none. The same decisions as `execute`: the steps in order, a
+    /// failing step's rollback, then the outcome; the rollback's own results
+    /// change nothing (stops cannot fail).
+    public struct Run: Sendable, Equatable {
+        public let plan: RestrictionPlan
+        /// The step to run now; nil once the run is over (`outcome` is set).
+        public private(set) var next: Step?
+        /// What Core hears; nil while steps are left.
+        public private(set) var outcome: RestrictionOutcome?
+        private var index = 0
+        /// After a failure: the rollback steps left, and the failure's outcome.
+        private var undoing: [Step]?
+        private var failure: RestrictionOutcome?
+
+        init(plan: RestrictionPlan) {
+            self.plan = plan
+            next = plan.steps.first
+            if next == nil { outcome = .applied }
         }
-        return .applied
+
+        /// How `next` went. Reporting when there is no step to run (the run
+        /// is over) is a compositor's mistake and changes nothing.
+        public mutating func report(_ result: StepResult) {
+            guard next != nil else { return }
+            if var left = undoing {
+                left.removeFirst()
+                undoing = left
+                finishOr(left.first)
+                return
+            }
+            if case .failed(let message) = result, let failed = plan.steps[index].outcome(message) {
+                failure = failed
+                let left = plan.rollback(afterFailureAt: index)
+                undoing = left
+                finishOr(left.first)
+                return
+            }
+            index += 1
+            finishOr(index < plan.steps.count ? plan.steps[index] : nil)
+        }
+
+        private mutating func finishOr(_ step: Step?) {
+            next = step
+            if step == nil { outcome = failure ?? .applied }
+        }
     }
 }
