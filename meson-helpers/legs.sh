@@ -161,7 +161,7 @@ carrel_legs_summary() {
     printf '  %-18s %6ss  %s\n' "$status" "${secs:-?}" "$name"
     total=$(( total + ${secs:-0} ))
   done
-  printf '  %-18s %6ss  (all legs; a leg run beside others counts its own wall time)\n' "" "$total"
+  printf '  %-18s %6ss  (all legs)\n' "" "$total"
   echo
   echo "==> skips (with their reasons)"
   for leg in "$CARREL_LEGS_DIR"/*.leg; do

@@ -180,3 +180,59 @@ def test_a_failed_step_is_marked_and_the_summary_still_comes(tmp_path):
     assert r.returncode != 0
     assert legs_table(r.stdout)["after"] == "FAILED"
     assert "FAILED (exit 1)" in r.stdout
+
+
+BESIDE_SCRIPT = '''
+set -euo pipefail
+source "$LEGS_SH"
+carrel_legs_init "$ARTIFACTS/legs"
+step "before"
+carrel_leg_end ok
+# A leg beside the next ones: a shell whose child records its pid, then
+# sleeps (or fails at once, BESIDE_FAILS).
+carrel_leg_beside "the guest" -- bash -c 'echo "beside says hello"; sleep 300 & echo $! >"$ARTIFACTS/child"; [ -z "${BESIDE_FAILS:-}" ] || exit 3; wait'
+step "the builds"
+until [ -s "$ARTIFACTS/child" ]; do sleep 0.1; done
+[ -z "${STEP_FAILS:-}" ] || false
+[ -n "${BESIDE_FAILS:-}" ] || kill "$(cat "$ARTIFACTS/child")"
+carrel_leg_end ok
+carrel_leg_join
+step "after"
+'''
+
+
+def run_beside(tmp_path, **env_extra):
+    script = tmp_path / "beside-test"
+    script.write_text(BESIDE_SCRIPT)
+    (tmp_path / "artifacts").mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "CARREL_LEGS_DIR", "CARREL_SKIP_LOG")}
+    env.update(LEGS_SH=str(h.REPO / "meson-helpers" / "legs.sh"), ARTIFACTS=str(tmp_path / "artifacts"), **env_extra)
+    return subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_a_leg_beside_others_is_joined_and_its_output_and_time_are_in_the_summary(tmp_path):
+    # The step ends the leg's child (as a guest ends); the leg's shell then exits 0.
+    r = run_beside(tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    table = legs_table(r.stdout)
+    assert list(table) == ["before", "the guest (beside the legs after it)", "the builds", "after", "(all legs)"], r.stdout
+    assert table["the guest (beside the legs after it)"] == "ok" and table["the builds"] == "ok", r.stdout
+    # Its output comes when it is joined, after the step it ran beside.
+    assert r.stdout.index("beside says hello") > r.stdout.index("==> the builds"), r.stdout
+
+
+def test_a_failing_leg_beside_fails_the_run_when_joined(tmp_path):
+    r = run_beside(tmp_path, BESIDE_FAILS="1")
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert legs_table(r.stdout)["the guest (beside the legs after it)"] == "FAILED"
+
+
+def test_a_step_failing_while_a_leg_runs_beside_ends_that_legs_whole_session(tmp_path):
+    r = run_beside(tmp_path, STEP_FAILS="1")
+    assert r.returncode != 0
+    table = legs_table(r.stdout)
+    assert table["the builds"] == "FAILED" and table["the guest (beside the legs after it)"] == "FAILED", r.stdout
+    child = int((tmp_path / "artifacts" / "child").read_text())
+    # The leg's grandchild (a guest's QEMU, here a sleep) did not outlive the run.
+    assert h.wait_until(lambda: not os.path.exists(f"/proc/{child}") or
+                        open(f"/proc/{child}/stat").read().split()[2] == "Z", 5), f"pid {child} outlived the run"
