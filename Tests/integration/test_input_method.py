@@ -41,10 +41,18 @@ def start(carrel, procs, logdir, logs, tmp_path, engines=("mozc",), allow=("inpu
     return c, display, typed
 
 
-def engine_ready(c, count=1, timeout=15.0):
-    """The engine bound the input method and grabbed the keyboard `count` times."""
-    assert h.wait_until(lambda: stderr(c).count("input method: the engine grabbed the keyboard") >= count, timeout), \
-        f"the input method never grabbed the keyboard\n{c.evidence()}"
+def engine_ready(c, timeout=15.0):
+    """The engine launched last (after a session's begin restarted it, or a
+    kill relaunched it) bound the input method and grabbed the keyboard,
+    and has had half a second since. Keys typed the moment a relaunched
+    engine grabs can still be lost on a slow build (README, "Not done yet";
+    test_typing_through_begin_restart_and_kill_is_never_lost types through
+    that); these tests are about what the engine composes."""
+    def grabbed():
+        log = stderr(c)
+        return "input method: the engine grabbed the keyboard" in log[log.rfind("launched input method"):]
+    assert h.wait_until(grabbed, timeout), f"the input method never grabbed the keyboard\n{c.evidence()}"
+    time.sleep(0.5)
 
 
 def xdo(display, *args):
@@ -163,7 +171,7 @@ def test_engine_killed_mid_composition_keeps_what_it_showed(carrel, procs, logdi
     time.sleep(1.5)
     os.kill(first, signal.SIGKILL)
     assert h.wait_until(lambda: engine_pid(c) != first, 10), f"the engine was not relaunched\n{c.evidence()}"
-    engine_ready(c, count=2)
+    engine_ready(c)
     assert "session interrupted" not in stderr(c) and "session ended" not in stderr(c), c.evidence()
     # Core decided it (the trace); the text foot receives below proves it.
     assert c.trace(effect="commitPreedit"), f"Core did not commit the dead engine's preedit\n{c.evidence()}"
