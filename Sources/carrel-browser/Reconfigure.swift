@@ -128,11 +128,15 @@ extension Browser {
         let data = FileManager.default.contents(atPath: pending.file)
         try? FileManager.default.removeItem(atPath: pending.file)
         reconfiguring = nil
+        // The server's answer first: WebKit fails a download the server refused, naming only its reason phrase.
+        if status != 0 && status != 200 {
+            return refuseReconfiguring(pending.link, "the server answered \(status) for \(pending.url)")
+        }
         if let failure = pending.failure {
             return refuseReconfiguring(pending.link, "it could not be fetched (\(failure))")
         }
         guard status == 200 else {
-            return refuseReconfiguring(pending.link, "the server answered \(status) for \(pending.url)")
+            return refuseReconfiguring(pending.link, "the server sent no answer for \(pending.url)")
         }
         guard let data, !data.isEmpty else {
             return refuseReconfiguring(pending.link, "the server sent nothing for \(pending.url)")

@@ -1114,6 +1114,24 @@ def test_a_seb_link_is_refused_where_the_configuration_does_not_allow_reconfigur
     c.wait_exit()
 
 
+def test_a_seb_link_the_lms_refuses_without_its_login_is_refused_and_the_page_stays(carrel, browser_bin, lms):
+    """Reconfiguring allowed, but the page never logged in (no cookie): the
+    LMS answers 403 to the fetch, carrel-browser refuses saying so, and the
+    page stays with nothing of the new configuration loaded."""
+    link = reconfigure_exam(lms, ALLOW_RECONFIGURE, seb_xml(lms, start="/quiz2.html").encode())
+    del lms.cookie_setters["/login.html"]
+    c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), f"seb://127.0.0.1:{lms.port}/exam.seb"],
+                     wait_ready=False)
+    assert h.wait_until(lambda: "/still-here" in lms.paths(), PAGE_TIMEOUT), \
+        f"{lms.paths()} {lines(c.stdout_path, NAME)}\n{c.evidence()}"
+    got = lines(c.stdout_path, NAME)
+    url = f"{lms.base}/mod/quiz/accessrule/seb/config.php?cmid=7"
+    assert f"refused: reconfigure from {link} (the server answered 403 for {url})" in got, f"lines {got}"
+    assert f"refusal shown for {link}" in got and "/quiz2.html" not in lms.paths(), (got, lms.paths())
+    c.signal(signal.SIGTERM)
+    c.wait_exit()
+
+
 def test_a_password_protected_configuration_from_a_seb_link_asks_in_the_browsers_window(
         carrel, browser_bin, lms):
     """A "pswd" configuration opened from the page's seb:// link: carrel-browser
