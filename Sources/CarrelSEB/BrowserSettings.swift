@@ -48,17 +48,20 @@ public struct BrowserSettings: Sendable {
     public var enableJavaScript: Bool
     public var sendBrowserExamKey: Bool
     public var filter: URLFilter
+    /// Whether a seb(s):// link followed during the exam may replace this
+    /// configuration (SEB's examSessionReconfigureAllow and its URL).
+    public var reconfigure: ReconfigurePolicy
 
     /// The keys read above, and those whose meaning carrel-browser or Carrel
     /// covers by construction (one window, an ephemeral session, Carrel's
     /// own lockdown of the machine).
-    public static let honouredKeys: Set<String> = [
+    public static let honouredKeys: Set<String> = Set<String>([
         "startURL", "quitURL", "hashedQuitPassword", "allowQuit", "newBrowserWindowByLinkPolicy",
         "newBrowserWindowByScriptPolicy", "allowDownUploads", "allowPrint", "allowSpellCheck", "enableZoomPage",
         "enableZoomText", "zoomMode", "browserUserAgent", "allowBrowsingBackForward", "browserWindowAllowReload",
         "enableRightMouse", "enableJavaScript", "sendBrowserExamKey", "URLFilterEnable", "URLFilterRules",
         "URLFilterEnableContentFilter", "quitURLConfirm", "examKeySalt", "originatorVersion",
-    ]
+    ]).union(ReconfigurePolicy.keys)
 
     public init(_ settings: PlistValue) throws(SEBError) {
         func string(_ key: String) throws(SEBError) -> String? {
@@ -109,6 +112,7 @@ public struct BrowserSettings: Sendable {
         enableJavaScript = try bool("enableJavaScript", true)
         sendBrowserExamKey = try bool("sendBrowserExamKey", true)
         filter = try URLFilter(settings: settings)
+        reconfigure = try ReconfigurePolicy(settings)
     }
 
     /// Whether `url` is the quit URL (a trailing "/" aside, as SEB compares).
@@ -160,6 +164,9 @@ public struct BrowserSettings: Sendable {
             lines.append("  zoom: page \(s.enableZoomPage), text \(s.enableZoomText), mode \(s.zoomMode == 0 ? "page" : "text")")
             lines.append("  back/forward: \(s.allowBrowsingBackForward); reload: \(s.allowReload); context menu: \(s.enableRightMouse)")
             lines.append("  JavaScript: \(s.enableJavaScript); user agent suffix: '\(s.userAgentSuffix)'")
+            let r = s.reconfigure
+            lines.append("  reconfiguring from a seb(s):// link in the exam: " + (!r.allow || !r.downloadAndOpen ? "refused"
+                : "allowed from \(r.configURL ?? "any link")"))
         } catch {
             lines.append("not usable: \(error)")
         }

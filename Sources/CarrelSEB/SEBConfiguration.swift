@@ -137,6 +137,12 @@ public enum BrowserExamKey {
 
 /// seb:// and sebs:// links: the URL of a .seb file, over http and https.
 public enum SEBLink {
+    /// Whether `url` is a seb:// or sebs:// link (valid or not).
+    public static func isLink(_ url: String) -> Bool {
+        let lower = url.lowercased()
+        return lower.hasPrefix("seb://") || lower.hasPrefix("sebs://")
+    }
+
     /// The http(s) URL a seb:// or sebs:// link names; nil for anything else.
     public static func configurationURL(_ link: String) throws(SEBError) -> String? {
         let lower = link.lowercased()

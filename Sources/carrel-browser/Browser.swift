@@ -16,13 +16,16 @@ func say(_ what: String) {
 /// refusal, quit password).
 final class Browser: AssessmentSessionDelegate {
     let options: Options
-    let configuration: SEBConfiguration
-    let settings: BrowserSettings
-    let configKey: String
-    let browserExamKey: String
+    // The configuration in force: the one carrel-browser started with, or
+    // the one a seb(s):// link in the exam replaced it with (Reconfiguring).
+    var configuration: SEBConfiguration
+    var settings: BrowserSettings
+    var configKey: String
+    var browserExamKey: String
     let extensionPath: String?
 
     var window: UnsafeMutablePointer<GtkWidget>!
+    var bar: UnsafeMutablePointer<GtkWidget>!
     var stack: UnsafeMutablePointer<GtkWidget>!
     var status: UnsafeMutablePointer<GtkWidget>!
     var progress: UnsafeMutablePointer<GtkWidget>!
@@ -31,6 +34,9 @@ final class Browser: AssessmentSessionDelegate {
     var passwordEntry: UnsafeMutablePointer<GtkWidget>?
     var passwordMessage: UnsafeMutablePointer<GtkWidget>?
     var confirmBackButton: UnsafeMutablePointer<GtkWidget>?
+    var configurationPasswordLabel: UnsafeMutablePointer<GtkWidget>!
+    var configurationPasswordEntry: UnsafeMutablePointer<GtkWidget>?
+    var configurationPasswordMessage: UnsafeMutablePointer<GtkWidget>!
     /// The quit URL was reached and carrel-browser asks whether to quit.
     var confirmingQuit = false
     /// With the content filter: whether WebSocket connections are blocked
@@ -43,6 +49,10 @@ final class Browser: AssessmentSessionDelegate {
 
     var manager: WaylandAssessmentManager?
     var session: AssessmentSession?
+    /// The features the session began with: a new configuration cannot widen them.
+    var sessionFeatures: Set<AssessmentFeature>?
+    /// A seb(s):// link's configuration being fetched or opened (Reconfiguring).
+    var reconfiguring: Reconfiguring?
     /// The exam may be shown: the session began, or this is a test run.
     var examShown = false
     var quitting = false
@@ -117,27 +127,12 @@ final class Browser: AssessmentSessionDelegate {
         } as @convention(c) (gpointer?, gpointer?) -> gboolean)
 
         let outer = box(GTK_ORIENTATION_VERTICAL, spacing: 0)
-        let bar = box(GTK_ORIENTATION_HORIZONTAL, spacing: 6)
+        bar = box(GTK_ORIENTATION_HORIZONTAL, spacing: 6)
         gtk_widget_set_margin_start(bar, 6)
         gtk_widget_set_margin_end(bar, 6)
         gtk_widget_set_margin_top(bar, 4)
         gtk_widget_set_margin_bottom(bar, 4)
-        if settings.allowBrowsingBackForward {
-            append(bar, button("Back") { _, _ in webkit_web_view_go_back(browser.webView) })
-        }
-        if settings.allowReload {
-            append(bar, button("Reload") { _, _ in browser.reload() })
-        }
-        progress = gtk_progress_bar_new()
-        gtk_widget_set_hexpand(progress, 1)
-        gtk_widget_set_valign(progress, GTK_ALIGN_CENTER)
-        append(bar, progress)
-        if options.testRun {
-            append(bar, gtk_label_new("TEST RUN: not locked"))
-        }
-        if settings.allowQuit {
-            append(bar, button("Quit") { _, _ in browser.requestQuit() })
-        }
+        fillBar()
         append(outer, bar)
         banner = gtk_label_new("")
         gtk_label_set_wrap(OpaquePointer(banner), 1)
@@ -158,6 +153,7 @@ final class Browser: AssessmentSessionDelegate {
         gtk_stack_add_named(stackPointer, typed(OpaquePointer(webView)), "web")
         gtk_stack_add_named(stackPointer, buildQuitPage(), "quit")
         gtk_stack_add_named(stackPointer, buildConfirmQuitPage(), "confirm-quit")
+        gtk_stack_add_named(stackPointer, buildConfigurationPasswordPage(), "configuration-password")
         gtk_stack_set_visible_child_name(stackPointer, "status")
         append(outer, stack)
         gtk_window_set_child(gtkWindow(), outer)
@@ -168,6 +164,29 @@ final class Browser: AssessmentSessionDelegate {
             browser.keyPressed(keyval: keyval, state: state) ? 1 : 0
         } as @convention(c) (gpointer?, guint, guint, GdkModifierType, gpointer?) -> gboolean)
         gtk_widget_add_controller(window, keys)
+    }
+
+    /// The bar's controls, as the configuration in force allows them.
+    func fillBar() {
+        while let child = gtk_widget_get_first_child(bar) {
+            gtk_box_remove(UnsafeMutableRawPointer(bar).assumingMemoryBound(to: GtkBox.self), child)
+        }
+        if settings.allowBrowsingBackForward {
+            append(bar, button("Back") { _, _ in webkit_web_view_go_back(browser.webView) })
+        }
+        if settings.allowReload {
+            append(bar, button("Reload") { _, _ in browser.reload() })
+        }
+        progress = gtk_progress_bar_new()
+        gtk_widget_set_hexpand(progress, 1)
+        gtk_widget_set_valign(progress, GTK_ALIGN_CENTER)
+        append(bar, progress)
+        if options.testRun {
+            append(bar, gtk_label_new("TEST RUN: not locked"))
+        }
+        if settings.allowQuit {
+            append(bar, button("Quit") { _, _ in browser.requestQuit() })
+        }
     }
 
     func buildQuitPage() -> UnsafeMutablePointer<GtkWidget> {
@@ -206,10 +225,17 @@ final class Browser: AssessmentSessionDelegate {
         return page
     }
 
+    /// The exam's web view, for the configuration in force. A new
+    /// configuration gets a new one (a new web context, so a new web process
+    /// whose extension holds the new keys and filter), on the same network
+    /// session: the cookies, an LMS login among them, carry over.
     func buildWebView() {
         // The web process extension is loaded from a directory holding it alone.
         let context = webkit_web_context_new()
-        if let path = extensionPath {
+        if extensionPath != nil, let dir = extensionDirectory {
+            // A new configuration's context: the folder made at start.
+            webkit_web_context_set_web_process_extensions_directory(context, dir)
+        } else if let path = extensionPath {
             // A fresh folder of its own (mkdtemp: never one a process that
             // ran before under the same pid left behind, perhaps as another
             // user), holding a copy, not a link: WebKit's sandbox shows the
@@ -231,6 +257,8 @@ final class Browser: AssessmentSessionDelegate {
                 fail("cannot copy the web process extension \(path) into \(dir): \(error)", status: 73)
             }
             webkit_web_context_set_web_process_extensions_directory(context, dir)
+        }
+        if extensionPath != nil {
             // The filter's rules as decided here (block rules, then allow
             // rules, each the pattern this side decides navigations with):
             // the extension only runs them, on every request, when the
@@ -250,14 +278,19 @@ final class Browser: AssessmentSessionDelegate {
         } else {
             say("warning: no web process extension found; the SEB headers and JavaScript API are missing")
         }
-        webkit_web_context_set_spell_checking_enabled(context, settings.allowSpellCheck ? 1 : 0)
+        // Spell checking as the configuration allows it, and (after a
+        // reconfiguration) only if the session began allowing it.
+        let spellCheck = settings.allowSpellCheck && (sessionFeatures?.contains(.spellCheck) ?? true)
+        webkit_web_context_set_spell_checking_enabled(context, spellCheck ? 1 : 0)
         webkit_web_context_set_cache_model(context, WEBKIT_CACHE_MODEL_DOCUMENT_VIEWER)
 
-        // Nothing on disk: an ephemeral session (cookies, cache, storage in memory).
-        networkSession = webkit_network_session_new_ephemeral()
-        connect(raw(networkSession), "download-started", { (_: gpointer?, download: OpaquePointer?, _: gpointer?) in
-            browser.downloadStarted(download)
-        } as @convention(c) (gpointer?, OpaquePointer?, gpointer?) -> Void)
+        if networkSession == nil {
+            // Nothing on disk: an ephemeral session (cookies, cache, storage in memory).
+            networkSession = webkit_network_session_new_ephemeral()
+            connect(raw(networkSession), "download-started", { (_: gpointer?, download: OpaquePointer?, _: gpointer?) in
+                browser.downloadStarted(download)
+            } as @convention(c) (gpointer?, OpaquePointer?, gpointer?) -> Void)
+        }
 
         var names: [UnsafePointer<CChar>?] = []
         var values = [GValue(), GValue()]
@@ -275,6 +308,7 @@ final class Browser: AssessmentSessionDelegate {
         }
         g_value_unset(&values[0])
         g_value_unset(&values[1])
+        g_object_unref(raw(context))   // the web view holds it
         webView = typed(OpaquePointer(object))
         g_object_ref_sink(raw(webView))
         gtk_widget_set_vexpand(typed(OpaquePointer(webView)), 1)
@@ -291,8 +325,13 @@ final class Browser: AssessmentSessionDelegate {
         webkit_settings_set_user_agent(webSettings, base + " SEB/3.0 (\(appVersion))" + suffix)
 
         let view = raw(webView)
-        connect(view, "decide-policy", { (_: gpointer?, decision: UnsafeMutablePointer<WebKitPolicyDecision>?, type: WebKitPolicyDecisionType, _: gpointer?) -> gboolean in
-            browser.decidePolicy(decision, type) ? 1 : 0
+        // A web view a reconfiguration replaced decides nothing more: what it still asks is refused.
+        connect(view, "decide-policy", { (view: gpointer?, decision: UnsafeMutablePointer<WebKitPolicyDecision>?, type: WebKitPolicyDecisionType, _: gpointer?) -> gboolean in
+            guard view == raw(browser.webView) else {
+                webkit_policy_decision_ignore(decision)
+                return 1
+            }
+            return browser.decidePolicy(decision, type) ? 1 : 0
         } as @convention(c) (gpointer?, UnsafeMutablePointer<WebKitPolicyDecision>?, WebKitPolicyDecisionType, gpointer?) -> gboolean)
         connect(view, "create", { (_: gpointer?, _: OpaquePointer?, _: gpointer?) -> OpaquePointer? in
             nil   // no second window, ever: decide-policy has loaded it here or refused it
@@ -316,19 +355,23 @@ final class Browser: AssessmentSessionDelegate {
             webkit_permission_request_deny(request)
             return 1
         } as @convention(c) (gpointer?, OpaquePointer?, gpointer?) -> gboolean)
-        connect(view, "notify::estimated-load-progress", { (_: gpointer?, _: gpointer?, _: gpointer?) in
+        connect(view, "notify::estimated-load-progress", { (view: gpointer?, _: gpointer?, _: gpointer?) in
+            guard view == raw(browser.webView) else { return }
             // The blank page that replaces a hidden exam shows no progress.
             let fraction = browser.examShown ? webkit_web_view_get_estimated_load_progress(browser.webView) : 0
             gtk_progress_bar_set_fraction(OpaquePointer(browser.progress), fraction)
         } as @convention(c) (gpointer?, gpointer?, gpointer?) -> Void)
-        connect(view, "load-changed", { (_: gpointer?, event: WebKitLoadEvent, _: gpointer?) in
+        connect(view, "load-changed", { (view: gpointer?, event: WebKitLoadEvent, _: gpointer?) in
+            guard view == raw(browser.webView) else { return }
             if event == WEBKIT_LOAD_FINISHED {
                 gtk_progress_bar_set_fraction(OpaquePointer(browser.progress), 0)
                 // The blank page that replaces a hidden exam is not worth a line.
                 if browser.examShown { say("loaded \(string(webkit_web_view_get_uri(browser.webView)) ?? "")") }
             }
         } as @convention(c) (gpointer?, WebKitLoadEvent, gpointer?) -> Void)
-        connect(view, "web-process-terminated", { (_: gpointer?, reason: WebKitWebProcessTerminationReason, _: gpointer?) in
+        connect(view, "web-process-terminated", { (view: gpointer?, reason: WebKitWebProcessTerminationReason, _: gpointer?) in
+            // A replaced web view's process ending is the end of nothing.
+            guard view == raw(browser.webView) else { return }
             browser.webProcessEnded(reason)
         } as @convention(c) (gpointer?, WebKitWebProcessTerminationReason, gpointer?) -> Void)
     }
@@ -407,6 +450,7 @@ final class Browser: AssessmentSessionDelegate {
                 if let feature = AssessmentFeature(protocolName: name) { features.insert(feature) }
             }
             if settings.allowSpellCheck { features.insert(.spellCheck) }
+            sessionFeatures = features
             let session = AssessmentSession(configuration: AssessmentConfiguration(allowedFeatures: features), manager: manager)
             session.delegate = self
             self.session = session
@@ -508,6 +552,9 @@ final class Browser: AssessmentSessionDelegate {
     func hideExam(_ message: String) {
         examShown = false
         confirmingQuit = false
+        // A configuration waiting for its password is dropped; one being
+        // fetched is dropped when it arrives (the exam is not shown then).
+        if reconfiguring?.bytes != nil { reconfiguring = nil }
         setStatus(message)
         webkit_web_view_stop_loading(webView)
         webkit_web_view_load_html(webView, "<!doctype html><title>Paused</title>", "about:blank")
@@ -540,6 +587,13 @@ final class Browser: AssessmentSessionDelegate {
             let action = webkit_navigation_policy_decision_get_navigation_action(OpaquePointer(decision))
             let request = webkit_navigation_action_get_request(action)
             let uri = string(webkit_uri_request_get_uri(request)) ?? ""
+            if SEBLink.isLink(uri) {
+                // A seb(s):// link (clicked, a redirect, a script): never
+                // WebKit's to open; carrel-browser reconfigures or refuses.
+                webkit_policy_decision_ignore(decision)
+                reconfigureRequested(uri)
+                return true
+            }
             if type == WEBKIT_POLICY_DECISION_TYPE_NEW_WINDOW_ACTION {
                 webkit_policy_decision_ignore(decision)
                 let byLink = webkit_navigation_action_get_navigation_type(action) == WEBKIT_NAVIGATION_TYPE_LINK_CLICKED
@@ -588,7 +642,9 @@ final class Browser: AssessmentSessionDelegate {
 
     /// Loads `uri` in the one window if the filter allows it.
     func navigate(to uri: String) {
-        if let refusal = refusal(for: uri) {
+        if SEBLink.isLink(uri) {
+            reconfigureRequested(uri)
+        } else if let refusal = refusal(for: uri) {
             say("blocked \(uri)")
             showRefusal(uri, refusal)
         } else if let action = settings.quitURLAction(uri) {
@@ -618,9 +674,14 @@ final class Browser: AssessmentSessionDelegate {
 
     /// Carrel's refusal above the page that asked for a blocked one (no request is made for it).
     func showRefusalBanner(_ uri: String, _ reason: String) {
-        gtk_label_set_text(OpaquePointer(banner), "Carrel blocked \(uri): \(reason).")
-        gtk_widget_set_visible(banner, 1)
+        showBanner("Carrel blocked \(uri): \(reason).")
         say("refusal shown for \(uri)")
+    }
+
+    /// A line of carrel-browser's own above the page, for a few seconds.
+    func showBanner(_ text: String) {
+        gtk_label_set_text(OpaquePointer(banner), text)
+        gtk_widget_set_visible(banner, 1)
         if bannerTimeout != 0 { g_source_remove(bannerTimeout) }
         bannerTimeout = g_timeout_add_seconds(8, { _ in
             gtk_widget_set_visible(browser.banner, 0)
@@ -666,6 +727,9 @@ final class Browser: AssessmentSessionDelegate {
     }
 
     func downloadStarted(_ download: OpaquePointer?) {
+        // carrel-browser's own fetch of a seb(s):// link's configuration.
+        if let reconfiguring, reconfiguring.download == download || (reconfiguring.download == nil
+            && string(webkit_uri_request_get_uri(webkit_download_get_request(download))) == reconfiguring.url) { return }
         if !settings.allowDownUploads {
             say("refused: download")
             webkit_download_cancel(download)

@@ -107,16 +107,8 @@ do {
 // here with ICU: CarrelSEB held each to the dialect both read alike; one
 // PCRE would still refuse stops carrel-browser here, naming its rule,
 // rather than block every request of the exam.
-for rule in settings.filter.orderedRules {
-    var error: UnsafeMutablePointer<GError>?
-    if let regex = g_regex_new(rule.pattern, G_REGEX_CASELESS, GRegexMatchFlags(rawValue: 0), &error) {
-        g_regex_unref(regex)
-    } else {
-        let why = error.map { String(cString: $0.pointee.message) } ?? "unknown"
-        if let error { g_error_free(error) }
-        fail("\(options.source): the URL filter rule \(rule.isRegex ? "regex" : "expression") \(rule.expression) "
-            + "(pattern \(rule.pattern)) is not one GLib's GRegex takes (\(why)); rewrite the rule", status: 65)
-    }
+if let problem = gregexRefusal(settings) {
+    fail("\(options.source): \(problem)", status: 65)
 }
 if options.mode == .check {
     for url in options.checkURLs {

@@ -60,6 +60,10 @@ class LMS:
         self.requests: list[dict] = []
         self.reports: list[dict] = []
         self.pages: dict[str, bytes] = {}
+        # A login, as an LMS keeps one: the path that sets the cookie, and
+        # the paths served only to a request that carries it (403 otherwise).
+        self.cookie_setters: dict[str, str] = {}
+        self.logged_in_only: dict[str, str] = {}
         self.lock = threading.Lock()
         lms = self
 
@@ -73,10 +77,16 @@ class LMS:
 
             def do_GET(self) -> None:
                 self.record()
-                page = lms.pages.get(self.path.split("?")[0])
-                self.send_response(200 if page is not None else 404)
-                data = page if page is not None else b"not found"
                 path = self.path.split("?")[0]
+                page = lms.pages.get(path)
+                if path in lms.logged_in_only and lms.logged_in_only[path] not in self.headers.get("Cookie", ""):
+                    page = None
+                    self.send_response(403)
+                else:
+                    self.send_response(200 if page is not None else 404)
+                data = page if page is not None else b"not found"
+                if path in lms.cookie_setters:
+                    self.send_header("Set-Cookie", lms.cookie_setters[path] + "; Path=/; HttpOnly")
                 if path.endswith(".bin"):   # a file to save, as an LMS serves one
                     self.send_header("Content-Type", "application/octet-stream")
                     self.send_header("Content-Disposition", 'attachment; filename="answers.bin"')
@@ -118,11 +128,12 @@ def lms():
 
 
 def seb_xml(lms: LMS, start: str = "/quiz.html", quit_confirm: bool | None = False,
-            content_filter: bool | None = None, rules: list[tuple[int, str, bool]] = ()) -> str:
+            content_filter: bool | None = None, rules: list[tuple[int, str, bool]] = (), extra: str = "") -> str:
     """The exam's configuration: start page, quit URL (quitting at once unless
     `quit_confirm`; None leaves the key out), a filter allowing the quiz and
     the report only, and `rules` ((action, expression, regex)) after those;
-    `content_filter` sets URLFilterEnableContentFilter (None leaves it out)."""
+    `content_filter` sets URLFilterEnableContentFilter (None leaves it out);
+    `extra` is more keys, as plist XML."""
     def flag(key: str, value: bool | None) -> str:
         return "" if value is None else f"  <key>{key}</key><{'true' if value else 'false'}/>\n"
 
@@ -141,7 +152,7 @@ def seb_xml(lms: LMS, start: str = "/quiz.html", quit_confirm: bool | None = Fal
 {rule(1, "127.0.0.1/quiz*", False)}{rule(1, "127.0.0.1/report", False)}{"".join(rule(*r) for r in rules)}  </array>
   <key>allowSiri</key><false/>
   <key>originatorVersion</key><string>SEB_Win_3.7.0</string>
-</dict>
+{extra}</dict>
 </plist>
 """
 
@@ -1008,3 +1019,132 @@ def test_quit_url_without_confirm_quits_at_once(carrel, browser_bin, lms):
     got = lines(c.stdout_path, NAME)
     assert got[-2:] == [f"quit URL {lms.base}/quit", "event ended"], f"lines {got}"
     assert "asking to confirm quitting" not in got and "/quit" not in lms.paths(), (got, lms.paths())
+
+
+# Moodle's flow for a quiz that requires SEB: the student logs in (the LMS
+# sets its session cookie), the quiz page offers the configuration as a
+# seb(s):// link, and the configuration is served only to the logged-in
+# student. The local LMS speaks plain HTTP, so the link is seb:// (sebs://
+# names the same over https).
+LOGIN_THEN_LINK = """<!doctype html><html><head><meta charset="utf-8"><title>Quiz start</title></head>
+<body><h1>Logged in</h1><a id="launch" href="LINK">Launch Safe Exam Browser</a><script>
+setTimeout(function () { location.href = document.getElementById("launch").href; }, 300);
+setTimeout(function () { fetch("/still-here", {method: "POST", body: location.href}); }, 3000);
+</script></body></html>"""
+
+ALLOW_RECONFIGURE = "  <key>examSessionReconfigureAllow</key><true/>\n"
+
+
+def reconfigure_exam(lms: LMS, first_extra: str, second: bytes) -> str:
+    """The first configuration (start page /login.html, which logs in and
+    follows the link) and the second one, at /config.php for the logged-in
+    student only; returns the link."""
+    link = f"seb://127.0.0.1:{lms.port}/mod/quiz/accessrule/seb/config.php?cmid=7"
+    lms.pages["/exam.seb"] = seb_xml(lms, start="/login.html", rules=[(1, "127.0.0.1/login*", False),
+                                                                       (1, "127.0.0.1/still-here", False)],
+                                     extra=first_extra).encode()
+    lms.pages["/login.html"] = LOGIN_THEN_LINK.replace("LINK", link).encode()
+    lms.cookie_setters["/login.html"] = "MoodleSession=logged-in-7"
+    lms.pages["/mod/quiz/accessrule/seb/config.php"] = second
+    lms.logged_in_only["/mod/quiz/accessrule/seb/config.php"] = "MoodleSession=logged-in-7"
+    # The second configuration's quiz: it says it loaded, then leaves by the quit URL.
+    lms.pages["/quiz2.html"] = (b"<!doctype html><h1>Question 2</h1><script>fetch('/report', {method: 'POST', body: "
+                                b"'{}'}).then(function () { setTimeout(function () { location.href = '/quit'; }, 300); });"
+                                b"</script>")
+    return link
+
+
+def test_a_seb_link_in_the_exam_reconfigures_with_the_logged_in_session_and_keeps_the_carrel_session(
+        carrel, browser_bin, lms, tmp_path):
+    """The first configuration allows reconfiguring: the page's seb:// link
+    is fetched with the page's own cookies (the LMS serves the .seb only to
+    the logged-in student), the new configuration's start page is loaded
+    with the new Config Key's hash, the Carrel session carries on (one begin,
+    one end), and the new configuration's quit URL ends it."""
+    second = seb_xml(lms, start="/quiz2.html").replace("<key>allowSiri</key><false/>",
+                                                       "<key>allowSiri</key><true/>")
+    link = reconfigure_exam(lms, ALLOW_RECONFIGURE, second.encode())
+    second_file = tmp_path / "second.seb"
+    second_file.write_text(second)
+    first_file = tmp_path / "first.seb"
+    first_file.write_bytes(lms.pages["/exam.seb"])
+
+    def config_key(path: Path) -> str:
+        r = subprocess.run([str(browser_bin), "--keys", str(path)], capture_output=True, text=True, timeout=30)
+        return next(line.split(": ")[-1] for line in r.stdout.splitlines() if line.startswith("Config Key"))
+    first_key, second_key = config_key(first_file), config_key(second_file)
+    assert first_key != second_key
+
+    c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), f"seb://127.0.0.1:{lms.port}/exam.seb"],
+                     wait_ready=False)
+    status = c.wait_exit(timeout=2 * PAGE_TIMEOUT)
+    got = lines(c.stdout_path, NAME)
+    assert status == 0, f"carrel exited {status}; carrel-browser said {got}\n{c.evidence()}"
+    fetched = [r for r in lms.requests if r["path"].startswith("/mod/quiz/accessrule/seb/config.php")]
+    assert fetched and "MoodleSession=logged-in-7" in fetched[0]["headers"].get("cookie", ""), \
+        f"the configuration was not fetched with the login: {fetched} {got}"
+    assert f"reconfigured from {link} (Config Key {second_key})" in got, f"lines {got}"
+    assert f"loading {lms.base}/quiz2.html" in got and f"quit URL {lms.base}/quit" in got, f"lines {got}"
+    quiz2 = [r for r in lms.requests if r["path"] == "/quiz2.html"]
+    assert quiz2 and quiz2[0]["headers"].get("x-safeexambrowser-configkeyhash") == \
+        url_hash(lms.base + "/quiz2.html", second_key), f"quiz2 requests {quiz2}"
+    login = [r for r in lms.requests if r["path"] == "/login.html"]
+    assert login[0]["headers"].get("x-safeexambrowser-configkeyhash") == url_hash(lms.base + "/login.html", first_key)
+    assert audit_story(c) == ["begin", "began", "ended"], f"audit {audit_story(c)}\n{c.evidence()}"
+    assert got[-1] == "event ended", f"lines {got}"
+
+
+def test_a_seb_link_is_refused_where_the_configuration_does_not_allow_reconfiguring(carrel, browser_bin, lms):
+    """examSessionReconfigureAllow absent (SEB's default: no): the page's
+    seb:// link fetches nothing, carrel-browser shows its refusal and the page
+    stays (its own script still runs there); the exam then ends as usual."""
+    link = reconfigure_exam(lms, "", seb_xml(lms, start="/quiz2.html").encode())
+    c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), f"seb://127.0.0.1:{lms.port}/exam.seb"],
+                     wait_ready=False)
+    assert h.wait_until(lambda: "/still-here" in lms.paths(), PAGE_TIMEOUT), \
+        f"{lms.paths()} {lines(c.stdout_path, NAME)}\n{c.evidence()}"
+    got = lines(c.stdout_path, NAME)
+    assert f"refused: reconfigure from {link} (the exam's configuration does not allow reconfiguring " \
+           "during the exam)" in got and f"refusal shown for {link}" in got, f"lines {got}"
+    still = [r for r in lms.requests if r["path"] == "/still-here"]
+    assert still[0]["body"] == f"{lms.base}/login.html".encode(), still
+    assert not any(p.startswith("/mod/quiz/accessrule/seb/config.php") or p == "/quiz2.html" for p in lms.paths()), \
+        lms.paths()
+    c.signal(signal.SIGTERM)
+    c.wait_exit()
+
+
+def test_a_seb_link_the_lms_refuses_without_its_login_is_refused_and_the_page_stays(carrel, browser_bin, lms):
+    """Reconfiguring allowed, but the page never logged in (no cookie): the
+    LMS answers 403 to the fetch, carrel-browser refuses saying so, and the
+    page stays with nothing of the new configuration loaded."""
+    link = reconfigure_exam(lms, ALLOW_RECONFIGURE, seb_xml(lms, start="/quiz2.html").encode())
+    del lms.cookie_setters["/login.html"]
+    c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), f"seb://127.0.0.1:{lms.port}/exam.seb"],
+                     wait_ready=False)
+    assert h.wait_until(lambda: "/still-here" in lms.paths(), PAGE_TIMEOUT), \
+        f"{lms.paths()} {lines(c.stdout_path, NAME)}\n{c.evidence()}"
+    got = lines(c.stdout_path, NAME)
+    url = f"{lms.base}/mod/quiz/accessrule/seb/config.php?cmid=7"
+    assert f"refused: reconfigure from {link} (the server answered 403 for {url})" in got, f"lines {got}"
+    assert f"refusal shown for {link}" in got and "/quiz2.html" not in lms.paths(), (got, lms.paths())
+    c.signal(signal.SIGTERM)
+    c.wait_exit()
+
+
+def test_a_password_protected_configuration_from_a_seb_link_asks_in_the_browsers_window(
+        carrel, browser_bin, lms):
+    """A "pswd" configuration opened from the page's seb:// link: carrel-browser
+    asks for its password in its own window (the new start page is not
+    requested meanwhile) rather than applying or dropping it."""
+    import gzip
+    second = gzip.compress(b"pswd" + rncryptor_v3(gzip.compress(seb_xml(lms, start="/quiz2.html").encode()),
+                                                  "Phase-2"))
+    reconfigure_exam(lms, ALLOW_RECONFIGURE, second)
+    c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), f"seb://127.0.0.1:{lms.port}/exam.seb"],
+                     wait_ready=False)
+    assert h.wait_until(lambda: "asking for the configuration's password" in lines(c.stdout_path, NAME),
+                        PAGE_TIMEOUT), f"{lines(c.stdout_path, NAME)}\n{c.evidence()}"
+    assert "/quiz2.html" not in lms.paths(), lms.paths()
+    c.signal(signal.SIGTERM)
+    c.wait_exit()
