@@ -55,8 +55,9 @@ final class Participants {
     /// the missing ones are started; if one cannot be, the ones just started
     /// are stopped again and the message says which failed and why. Those no
     /// longer wanted are stopped only by `stop(except:)`, once everything
-    /// else has been applied.
-    func start(_ wanted: [String], policy: Policy, runtimeDirectory: String) -> String? {
+    /// else has been applied. Carrel starts them itself, at once (without
+    /// the privileged helper; with it, the other `start` asks the helper).
+    private func start(_ wanted: [String], policy: Policy, runtimeDirectory: String) -> String? {
         var started: [String] = []
         for id in wanted where processes[id] == nil {
             guard let participant = policy.participants[id] else {
