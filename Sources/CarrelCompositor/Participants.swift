@@ -25,9 +25,10 @@ final class Participants {
     /// throw: it could not even be asked).
     var startThroughHelper: ((_ id: String, _ participant: ParticipantPolicy,
                               _ done: @escaping (Result<LaunchedApp, CompositorError>) -> Void) throws -> Void)?
-    /// Participants the helper is starting (asked, not yet answered); those
-    /// stopped meanwhile are killed as soon as the helper names them.
-    private var starting: [String: Bool] = [:]
+    /// Participants the helper is starting (asked, not yet answered); what
+    /// its answer means is Core's (`StartsInFlight`): one stopped meanwhile
+    /// is killed as soon as the helper names it.
+    private var starting = StartsInFlight<String>()
     /// Participant `id` is stopped and reaped.
     var stopped: (_ id: String) -> Void = { _ in }
     /// Participant `id` is being stopped: everything in its cgroup, if it
@@ -41,7 +42,7 @@ final class Participants {
     }
 
     /// The ids running now (and those the helper is starting).
-    var running: Set<String> { Set(processes.keys).union(starting.filter { !$0.value }.keys) }
+    var running: Set<String> { Set(processes.keys).union(starting.wanted) }
 
     /// The participant id of each one that is Carrel's own child, by pid.
     var childPids: [pid_t: String] {
@@ -100,7 +101,7 @@ final class Participants {
     func start(_ wanted: [String], policy: Policy, runtimeDirectory: String,
                done: @escaping (String?) -> Void) -> StartOutcome {
         guard startThroughHelper != nil else { return .now(start(wanted, policy: policy, runtimeDirectory: runtimeDirectory)) }
-        let missing = wanted.filter { processes[$0] == nil && starting[$0] == nil }
+        let missing = wanted.filter { processes[$0] == nil && !starting.isInFlight($0) }
         if let id = missing.first(where: { policy.participants[$0] == nil }) {
             return .now("participant \(id) is not in the policy in force; add [participants.\(id)] or leave it out of the configuration")
         }
@@ -118,11 +119,11 @@ final class Participants {
             done(nil)
             return nil
         }
-        starting[id] = false
+        starting.ask(id)
         do {
             try startThroughHelper(id, participant) { [weak self] result in
                 guard let self else { return }
-                let stoppedMeanwhile = starting.removeValue(forKey: id) ?? false
+                let stoppedMeanwhile = starting.answered(id) == .stopAtOnce
                 switch result {
                 case .success(let program) where stoppedMeanwhile:
                     // Stopped while it was being started: it goes at once.
@@ -141,7 +142,7 @@ final class Participants {
             }
             return nil
         } catch {
-            starting[id] = nil
+            _ = starting.answered(id)
             roles.closeParticipantSocket(id)
             stop(started)
             return Self.startFailure(id, error)
@@ -167,11 +168,8 @@ final class Participants {
     func stop(_ ids: [String]) {
         for id in ids {
             roles.closeParticipantSocket(id)
-            if starting[id] != nil {
-                // The helper's answer is still to come: it is stopped then.
-                starting[id] = true
-                continue
-            }
+            // The helper's answer is still to come: it is stopped then.
+            if starting.stop(id) { continue }
             guard let process = processes.removeValue(forKey: id) else {
                 stopped(id)
                 continue

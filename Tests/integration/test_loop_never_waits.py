@@ -31,6 +31,11 @@ network_exempt_units names gets a new cgroup): the verify loads the ruleset
 again while the loop goes on answering; a reload that hangs interrupts the
 session at nft's bound (5 s).
 
+A participant the privileged helper starts (the shipped layout): a helper
+slow to answer the spawn (slow_helper_proxy.py holds it) holds up nothing,
+and one that never answers fails the begin with participant_unavailable at
+the link's bound (12 s).
+
 Root only, like the other network tests (a network namespace, cgroup v2 and
 nftables; test_providers.py says how).
 """

@@ -41,7 +41,7 @@ final class OnScreenKeyboardHost {
         let wanted = OnScreenKeyboard.runs(under: restrictions)
         if wanted, process == nil, !endedInSession {
             // One the helper is still starting is wanted again, not started twice.
-            if starting != nil { starting = true } else { start(command) }
+            if !starting.wantAgain(.onScreenKeyboard) { start(command) }
         } else if !wanted {
             stop()
         }
@@ -51,10 +51,10 @@ final class OnScreenKeyboardHost {
     /// it: it is not started again until they come down (an update that
     /// still allows it starts nothing).
     private var endedInSession = false
-    /// The privileged helper is starting it (asked, not yet answered): true
-    /// while it is still wanted, false once stopped meanwhile (it goes as
-    /// soon as the helper names it).
-    private var starting: Bool?
+    /// The privileged helper is starting it (asked, not yet answered); what
+    /// its answer means is Core's (`StartsInFlight`): stopped meanwhile, it
+    /// goes as soon as the helper names it.
+    private var starting = StartsInFlight<PrivilegedRequest.SpawnRole>()
 
     private func start(_ command: [String]) {
         do {
@@ -64,7 +64,7 @@ final class OnScreenKeyboardHost {
             // its answer comes later, from the loop.
             if try server.launchThroughHelperLater(.onScreenKeyboard, argv: command, connection: socket,
                                                    label: "on-screen keyboard", done: { [weak self] in self?.started($0) }) {
-                starting = true
+                starting.ask(.onScreenKeyboard)
                 return
             }
             defer { close(socket) }
@@ -86,8 +86,7 @@ final class OnScreenKeyboardHost {
     /// The helper answered the start: the keyboard runs, or goes at once
     /// if it was stopped meanwhile; a failure is the session going on without it.
     private func started(_ result: Result<LaunchedApp, CompositorError>) {
-        let wanted = starting == true
-        starting = nil
+        let wanted = starting.answered(.onScreenKeyboard) == .keep
         switch result {
         case .success(let launched):
             process = launched
@@ -103,7 +102,7 @@ final class OnScreenKeyboardHost {
     /// Ends the keyboard: its connection first (its surface leaves the
     /// screen at once), then its process group.
     func stop() {
-        if starting != nil { starting = false }
+        starting.stop(.onScreenKeyboard)
         endedInSession = false
         server.roles.disconnectClients(of: .onScreenKeyboard)
         guard let process else { return }
