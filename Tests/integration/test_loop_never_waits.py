@@ -34,7 +34,8 @@ session at nft's bound (5 s).
 A participant the privileged helper starts (the shipped layout): a helper
 slow to answer the spawn (slow_helper_proxy.py holds it) holds up nothing,
 and one that never answers fails the begin with participant_unavailable at
-the link's bound (12 s).
+the link's bound (12 s). Nor does an end wait for the helper's answer to
+the participant's kill.
 
 Root only, like the other network tests (a network namespace, cgroup v2 and
 nftables; test_providers.py says how).
@@ -511,9 +512,9 @@ def test_a_hung_reload_for_a_restarted_seat_service_interrupts_the_session_at_it
 
 
 def slow_helper_world(carrel, procs, logdir, logs, machine, client_python, pywayland_protocols,
-                      delay: float) -> tuple[PrivilegedWorld, Path]:
+                      delay: float, what: str = "participant") -> tuple[PrivilegedWorld, Path]:
     """The helper behind slow_helper_proxy.py, which holds a participant's
-    spawn `delay` seconds; carrel (policy: participant `calc`, the paint
+    spawn (`what`: or every signal) `delay` seconds; carrel (policy: participant `calc`, the paint
     client) talks to the proxy. The world, and the proxy's output."""
     machine.start_helper()
     # A copy Carrel's user can read, and a socket in a directory of its own.
@@ -524,7 +525,7 @@ def slow_helper_world(carrel, procs, logdir, logs, machine, client_python, pyway
     user = machine.carrel_user
     with open(out, "wb") as o:
         procs.spawn("slow-helper", ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--init-groups",
-                                    SYSTEM_PYTHON, proxy, listen, machine.socket, "participant", str(delay)],
+                                    SYSTEM_PYTHON, proxy, listen, machine.socket, what, str(delay)],
                     env=h.clean_env(), stdout=o, stderr=subprocess.STDOUT)
     assert h.wait_until(lambda: "ready" in out.read_text(), 10), out.read_text()
     policy = machine.carrel_dir / "policy.toml"
@@ -581,4 +582,26 @@ def test_a_participant_the_helper_never_starts_fails_the_begin_at_its_bound_and_
     assert "participant calc" in m.group(3) and "12.0 s" in m.group(3), m.group(3)
     assert 12.0 <= waited < 20.0, f"failed after {waited:.1f} s, not at the helper's 12 s bound"
     round_trips(a, 0.3)
+    w.alive()
+
+
+def test_an_end_while_the_helper_is_slow_to_kill_a_participant_ends_at_once_and_holds_up_nothing(
+        carrel, procs, logdir, logs, machine, client_python, pywayland_protocols):
+    w, out = slow_helper_world(carrel, procs, logdir, logs, machine, client_python, pywayland_protocols, 3, what="signal")
+    a = w.client("exam")
+    begin_with_participant(a)
+    a.began()
+    asked = time.monotonic()
+    a.send("end s")
+    a.expect("session s ended", timeout=20)
+    ended = time.monotonic() - asked
+    took = round_trips(a, 2.5)
+    report(took + [ended])  # the end's own answer counts as a round trip
+    assert "held signal" in out.read_text(), f"the participant's kill never went through the helper\n{w.log()}"
+    # The helper answered the kill after 3 s; an end that waited for it would take that long.
+    assert ended < 1.0, f"ended {ended:.2f} s after the end was asked, waiting for the helper's answer to the kill\n{w.log()}"
+    assert max(took) < 1.0, f"a round trip waited {max(took):.2f} s while the helper held the kill\n{w.log()}"
+    # The kill still reaches the helper once the proxy lets it through: the participant goes.
+    assert h.wait_until(lambda: not any("participant-calc" in c for c in machine.session_cgroups()), 15), \
+        f"the participant outlived its session: {machine.session_cgroups()}\n{w.log()}"
     w.alive()
