@@ -2,6 +2,7 @@
 #include "CarrelMedia.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,9 @@ struct carrel_media {
     sd_bus *bus;
     sd_bus_slot *match;
     int playing_seen;
+    /* The bus daemon refused the watch's AddMatch (sent without waiting):
+     * why, or empty while it has not (or has not answered yet). */
+    char watch_err[512];
     /* The run whose answers are still coming (NULL: none); freed by
      * carrel_media_pause_take or carrel_media_close. */
     struct pause_run *run;
@@ -342,11 +346,39 @@ static int on_properties_changed(sd_bus_message *m, void *userdata, sd_bus_error
     return 0;
 }
 
+/* The bus daemon's answer to the watch's AddMatch: a refusal is kept for
+ * carrel_media_watch_problem (the daemon answers in order, so it is in
+ * before the answer to any call sent after the watch). */
+static int on_match_installed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
+    (void)ret_error;
+    carrel_media *media = userdata;
+    if (sd_bus_message_is_method_error(m, NULL))
+        set_error(media->watch_err, sizeof media->watch_err, "could not watch the players' PropertiesChanged", EIO,
+                  sd_bus_message_get_error(m));
+    return 0;
+}
+
 int carrel_media_watch(carrel_media *media, char *err, size_t errlen) {
-    int r = sd_bus_match_signal(media->bus, &media->match, NULL, MPRIS_PATH, "org.freedesktop.DBus.Properties",
-                                "PropertiesChanged", on_properties_changed, media);
+    /* Asynchronous: the synchronous AddMatch would wait for the bus
+     * daemon's answer (and, on a connection just made, its authentication
+     * and Hello) on the caller's thread. */
+    int r = sd_bus_match_signal_async(media->bus, &media->match, NULL, MPRIS_PATH, "org.freedesktop.DBus.Properties",
+                                      "PropertiesChanged", on_properties_changed, on_match_installed, media);
     if (r < 0) { set_error(err, errlen, "could not watch the players' PropertiesChanged", r, NULL); return -1; }
     return 0;
+}
+
+int carrel_media_watch_problem(carrel_media *media, char *err, size_t errlen) {
+    if (!media->watch_err[0]) return 0;
+    if (err && errlen) snprintf(err, errlen, "%s", media->watch_err);
+    return -1;
+}
+
+int carrel_media_ready(carrel_media *media) { return media && sd_bus_is_ready(media->bus) > 0; }
+
+int carrel_media_wants_write(carrel_media *media) {
+    int events = sd_bus_get_events(media->bus);
+    return events > 0 && (events & POLLOUT) != 0;
 }
 
 int carrel_media_fd(carrel_media *media) { return sd_bus_get_fd(media->bus); }
@@ -367,8 +399,12 @@ void carrel_media_close(carrel_media *media) {
     if (!media) return;
     sd_bus_slot_unref(media->match);
     /* Closing the bus drops the calls still out, callbacks and all; then
-     * their contexts can go with the run. */
-    sd_bus_flush_close_unref(media->bus);
+     * their contexts can go with the run. A bus the daemon has not let in
+     * yet is not flushed: sd_bus_flush would wait for the daemon first. */
+    if (sd_bus_is_ready(media->bus) > 0)
+        sd_bus_flush_close_unref(media->bus);
+    else
+        sd_bus_close_unref(media->bus);
     free_run(media->run);
     free(media);
 }

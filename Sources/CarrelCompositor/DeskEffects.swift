@@ -54,8 +54,12 @@ extension Server {
         case .raiseWindow(let id):
             raise(id)
         case .relaunchParticipant(let id):
-            if let message = participants.start([id], policy: policy, runtimeDirectory: runtimeDirectory) {
-                return decide { $0.participantLaunchFailed(id, message) }
+            // Through the privileged helper its answer comes later, from the loop.
+            let outcome = participants.start([id], policy: policy, runtimeDirectory: runtimeDirectory) { [unowned self] failure in
+                if let failure { drive { $0.participantLaunchFailed(id, failure) } }
+            }
+            if case .now(let failure?) = outcome {
+                return decide { $0.participantLaunchFailed(id, failure) }
             }
         case .setWindowShown(let id, let shown):
             setWindowShown(id, shown)

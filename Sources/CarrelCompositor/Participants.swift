@@ -20,8 +20,15 @@ final class Participants {
     /// when it keeps the network: `ProviderHost.launchParticipant`).
     var launch: (_ id: String, _ participant: ParticipantPolicy, _ body: () throws -> AppProcess) throws -> AppProcess = { try $2() }
     /// Set with the privileged helper: participant `id` is started by it, as
-    /// its participant user, instead of by Carrel.
-    var startThroughHelper: ((_ id: String, _ participant: ParticipantPolicy) throws -> LaunchedApp)?
+    /// its participant user, instead of by Carrel. Without waiting: `done`
+    /// runs later, on the loop, with the helper's program or why not (a
+    /// throw: it could not even be asked).
+    var startThroughHelper: ((_ id: String, _ participant: ParticipantPolicy,
+                              _ done: @escaping (Result<LaunchedApp, CompositorError>) -> Void) throws -> Void)?
+    /// Participants the helper is starting (asked, not yet answered); what
+    /// its answer means is Core's (`StartsInFlight`): one stopped meanwhile
+    /// is killed as soon as the helper names it.
+    private var starting = StartsInFlight<String>()
     /// Participant `id` is stopped and reaped.
     var stopped: (_ id: String) -> Void = { _ in }
     /// Participant `id` is being stopped: everything in its cgroup, if it
@@ -34,8 +41,8 @@ final class Participants {
         self.logger = logger
     }
 
-    /// The ids running now.
-    var running: Set<String> { Set(processes.keys) }
+    /// The ids running now (and those the helper is starting).
+    var running: Set<String> { Set(processes.keys).union(starting.wanted) }
 
     /// The participant id of each one that is Carrel's own child, by pid.
     var childPids: [pid_t: String] {
@@ -49,8 +56,9 @@ final class Participants {
     /// the missing ones are started; if one cannot be, the ones just started
     /// are stopped again and the message says which failed and why. Those no
     /// longer wanted are stopped only by `stop(except:)`, once everything
-    /// else has been applied.
-    func start(_ wanted: [String], policy: Policy, runtimeDirectory: String) -> String? {
+    /// else has been applied. Carrel starts them itself, at once (without
+    /// the privileged helper; with it, the other `start` asks the helper).
+    private func start(_ wanted: [String], policy: Policy, runtimeDirectory: String) -> String? {
         var started: [String] = []
         for id in wanted where processes[id] == nil {
             guard let participant = policy.participants[id] else {
@@ -58,11 +66,6 @@ final class Participants {
                 return "participant \(id) is not in the policy in force; add [participants.\(id)] or leave it out of the configuration"
             }
             do {
-                if let startThroughHelper {
-                    processes[id] = try startThroughHelper(id, participant)
-                    started.append(id)
-                    continue
-                }
                 let socket = try roles.openParticipantSocket(id, runtimeDirectory: runtimeDirectory)
                 processes[id] = try launch(id, participant) {
                     try AppProcess.launch(participant.command, appSocket: socket, logger: logger,
@@ -82,9 +85,78 @@ final class Participants {
         return nil
     }
 
+    /// How a `start(_:policy:runtimeDirectory:done:)` came out: known at
+    /// once (nil, or why one could not be started), or `later`, through `done`.
+    enum StartOutcome {
+        case now(String?)
+        case later
+    }
+
+    /// `start`, without waiting for the privileged helper: through it, the
+    /// participants are asked for one at a time, each answer taken from the
+    /// loop (bounded by the link's answer timeout: a silent helper is
+    /// dropped, and the start fails), and `done` runs there with nil or
+    /// why one failed (then, as with `start`, the ones just started are
+    /// stopped again). Without the helper Carrel starts them itself, at once.
+    func start(_ wanted: [String], policy: Policy, runtimeDirectory: String,
+               done: @escaping (String?) -> Void) -> StartOutcome {
+        guard startThroughHelper != nil else { return .now(start(wanted, policy: policy, runtimeDirectory: runtimeDirectory)) }
+        let missing = wanted.filter { processes[$0] == nil && !starting.isInFlight($0) }
+        if let id = missing.first(where: { policy.participants[$0] == nil }) {
+            return .now("participant \(id) is not in the policy in force; add [participants.\(id)] or leave it out of the configuration")
+        }
+        guard !missing.isEmpty else { return .now(nil) }
+        if let failure = startNext(missing[...], started: [], policy: policy, done: done) { return .now(failure) }
+        return .later
+    }
+
+    /// Asks the helper for the first of `left`; the rest follow its answer.
+    /// Why it failed when it could not even be asked (nothing left running
+    /// of this start), else nil: `done` runs later.
+    private func startNext(_ left: ArraySlice<String>, started: [String], policy: Policy,
+                           done: @escaping (String?) -> Void) -> String? {
+        guard let id = left.first, let participant = policy.participants[id], let startThroughHelper else {
+            done(nil)
+            return nil
+        }
+        starting.ask(id)
+        do {
+            try startThroughHelper(id, participant) { [weak self] result in
+                guard let self else { return }
+                let stoppedMeanwhile = starting.answered(id) == .stopAtOnce
+                switch result {
+                case .success(let program) where stoppedMeanwhile:
+                    // Stopped while it was being started: it goes at once.
+                    processes[id] = program
+                    stop([id])
+                    if let failure = startNext(left.dropFirst(), started: started, policy: policy, done: done) { done(failure) }
+                case .success(let program):
+                    processes[id] = program
+                    if let failure = startNext(left.dropFirst(), started: started + [id], policy: policy, done: done) { done(failure) }
+                case .failure(let error):
+                    if stoppedMeanwhile { stopped(id) }
+                    roles.closeParticipantSocket(id)
+                    stop(started)
+                    done(Self.startFailure(id, error))
+                }
+            }
+            return nil
+        } catch {
+            _ = starting.answered(id)
+            roles.closeParticipantSocket(id)
+            stop(started)
+            return Self.startFailure(id, error)
+        }
+    }
+
+    private static func startFailure(_ id: String, _ error: any Error) -> String {
+        if case CompositorError.launch(let why) = error { return "participant \(id) could not be started: \(why)" }
+        return "participant \(id) could not be started: \(error)"
+    }
+
     /// Stops every running participant not in `kept`.
     func stop(except kept: [String] = []) {
-        stop(processes.keys.filter { !kept.contains($0) }.sorted())
+        stop(running.filter { !kept.contains($0) }.sorted())
     }
 
     /// Stops these participants (those not running are only forgotten):
@@ -96,6 +168,8 @@ final class Participants {
     func stop(_ ids: [String]) {
         for id in ids {
             roles.closeParticipantSocket(id)
+            // The helper's answer is still to come: it is stopped then.
+            if starting.stop(id) { continue }
             guard let process = processes.removeValue(forKey: id) else {
                 stopped(id)
                 continue

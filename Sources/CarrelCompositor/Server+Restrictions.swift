@@ -46,7 +46,7 @@ extension Server {
 
     /// One step of a restriction plan, with what it logs and audits: its
     /// result, or nil when it comes later, through `later` on the loop (the
-    /// providers' apply).
+    /// providers' apply, and the participants the privileged helper starts).
     func runRestrictionStep(_ step: RestrictionPlan.Step, session: SessionID, set: RestrictionSet?,
                             later: @escaping (RestrictionPlan.StepResult) -> Void) -> RestrictionPlan.StepResult? {
         switch step {
@@ -63,9 +63,14 @@ extension Server {
                 return .failed(message)
             }
         case .startParticipants(let ids):
-            if let message = participants.start(ids, policy: policy, runtimeDirectory: runtimeDirectory) {
-                audit.record("participant_unavailable", session: session, detail: message)
-                return .failed(message)
+            let heard: (String?) -> RestrictionPlan.StepResult = { [unowned self] failure in
+                guard let failure else { return .done }
+                audit.record("participant_unavailable", session: session, detail: failure)
+                return .failed(failure)
+            }
+            switch participants.start(ids, policy: policy, runtimeDirectory: runtimeDirectory, done: { later(heard($0)) }) {
+            case .now(let failure): return heard(failure)
+            case .later: return nil
             }
         case .applyProviders:
             guard let set, let providerHost else { return .done }

@@ -273,10 +273,11 @@ public final class Server {
         participants.stopped = { id in providerHost.participantStopped(id) }
         participants.killCgroup = { id in providerHost.killParticipantCgroup(id) }
         if let helper {
-            participants.startThroughHelper = { [unowned self] id, participant in
+            // Answered later, from the loop: a begin never waits for the helper's spawn.
+            participants.startThroughHelper = { [unowned self] id, participant, done in
                 let cgroup = try providerHost.participantCgroup(id)
-                return try spawnThroughHelper(helper, role: .participant, argv: participant.command, cgroup: cgroup,
-                                              connection: try roles.connectParticipant(id), label: "participant \(id)")
+                spawnThroughHelperLater(helper, role: .participant, argv: participant.command, cgroup: cgroup,
+                                        connection: try roles.connectParticipant(id), label: "participant \(id)", done: done)
             }
         }
         self.providerHost = providerHost
@@ -414,14 +415,10 @@ public final class Server {
                                     files: [String: String] = [:]) throws -> LaunchedApp {
         // Closing Carrel's copy: on failure that also ends the client made for it.
         defer { close(socket) }
-        var environment = SpawnEnvironment.from(ProcessEnvironment.current())
-        if role.hasPrivateHome {
-            // Its configuration is in its private home, not where Carrel's is.
-            for name in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"] { environment[name] = nil }
-        }
         let id: UInt64?
         do {
-            id = try helper.request(.spawn(role: role, argv: argv, environment: environment, cgroup: cgroup, files: files),
+            id = try helper.request(.spawn(role: role, argv: argv, environment: Self.spawnEnvironment(role),
+                                           cgroup: cgroup, files: files),
                                     passing: socket)
         } catch {
             throw CompositorError.launch(error.message)

@@ -243,6 +243,18 @@ struct RestrictionRunTests {
         #expect(run.outcome == .failed("nft did not finish within 5.0 s"))
     }
 
+    @Test("participants started late (the privileged helper's answer): a failure reported late ends the plan before the providers with participant_unavailable, nothing else to undo")
+    func lateParticipantFailure() {
+        let plan = RestrictionPlan.apply(set(1, ["calc"]), newSession: true, running: [])
+        var run = plan.start()
+        while let step = run.next, step != .startParticipants(["calc"]) { run.report(.done) }
+        #expect(run.next == .startParticipants(["calc"]))
+        #expect(run.outcome == nil, "in flight while the helper's answer is out")
+        run.report(.failed("participant calc could not be started: the privileged helper did not answer spawn within 12.0 s"))
+        #expect(run.next == nil, "the providers are never applied, and the step stopped what it started itself")
+        #expect(run.outcome == .participantUnavailable("participant calc could not be started: the privileged helper did not answer spawn within 12.0 s"))
+    }
+
     @Test("an empty revert plan has no step and nothing to fail")
     func revertRun() {
         var run = RestrictionPlan.revert(running: []).start()

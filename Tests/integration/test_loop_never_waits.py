@@ -21,7 +21,21 @@ at begin (`nft -f`, or the helper's) and the table's delete at the end run
 while the loop goes on answering; a load that hangs fails the begin with
 restriction_failed at its bound, leaving nothing applied. The media
 provider's first pause of every player at begin: a player slow to pause
-holds up nothing, one that never answers fails the begin at 2 s.
+holds up nothing, one that never answers fails the begin at 2 s. The
+media provider's connection to the session bus at begin: a bus daemon slow
+to let Carrel in (slow_bus_proxy.py) holds up nothing, one silent for 2 s
+fails the begin.
+
+A seat service that restarts during a session (a unit the policy's
+network_exempt_units names gets a new cgroup): the verify loads the ruleset
+again while the loop goes on answering; a reload that hangs interrupts the
+session at nft's bound (5 s).
+
+A participant the privileged helper starts (the shipped layout): a helper
+slow to answer the spawn (slow_helper_proxy.py holds it) holds up nothing,
+and one that never answers fails the begin with participant_unavailable at
+the link's bound (12 s). Nor does an end wait for the helper's answer to
+the participant's kill.
 
 Root only, like the other network tests (a network namespace, cgroup v2 and
 nftables; test_providers.py says how).
@@ -30,16 +44,21 @@ nftables; test_providers.py says how).
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
 import carrel_harness as h
-from assessment_protocol import INTEGRITY, RESTRICTION_FAILED
+from assessment_protocol import INTEGRITY, RESTRICTION_FAILED, SESSION_WIRE
 from media_bus import Player, media_world
-from netns import Namespace, NetWorld, begin_session, log_text, start_server, tool
+from netns import SYSTEM_PYTHON, Namespace, NetWorld, begin_session, log_text, start_server, tool
 from privileged_setup import PrivilegedWorld
+from test_providers import FakeUnit
+
+HERE = Path(__file__).resolve().parent
+PARTICIPANT_UNAVAILABLE = SESSION_WIRE.failure_reason.participant_unavailable.value
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root: a network namespace, nftables and cgroup v2")
 
@@ -182,6 +201,11 @@ def test_a_media_player_slow_to_answer_holds_up_no_round_trip(carrel, procs, log
     a.send("end s")
     a.expect("session s ended")
     w.alive()
+
+
+def report(took: list[float]) -> None:
+    """Says the longest round trip (seen with pytest -s): the figure the README quotes."""
+    print(f"\nlongest round trip {max(took) * 1000:.0f} ms (median {sorted(took)[len(took) // 2] * 1000:.1f} ms over {len(took)})")
 
 
 def began_during(exam, seconds: float) -> list[float]:
@@ -329,4 +353,255 @@ def test_a_media_player_silent_past_its_bound_at_begin_fails_the_begin_and_holds
     assert "media" in m.group(3), m.group(3)
     assert 2.0 <= waited < 4.0, f"failed after {waited:.1f} s, not at the call's 2 s bound"
     round_trips(a, 0.3)
+    w.alive()
+
+
+def slow_session_bus(procs, logdir, tmp_path: Path, delay: float) -> tuple[str, str]:
+    """A private bus daemon and, in front of it, slow_bus_proxy.py holding
+    its answers to each connection for `delay` seconds: the daemon's
+    address (for the players) and the proxy's (for Carrel)."""
+    if subprocess.run([SYSTEM_PYTHON, "-c", "import dbus, gi"], capture_output=True).returncode != 0:
+        pytest.skip("python3-dbus and python3-gi are not installed (meson-helpers/packages.sh installs them)")
+    daemon_path, proxy_path = tmp_path / "bus", tmp_path / "slow-bus"
+    daemon = procs.spawn("dbus-daemon-path", [tool("dbus-daemon"), "--session", "--nofork",
+                                              f"--address=unix:path={daemon_path}"], env=h.clean_env())
+    assert h.wait_until(daemon_path.exists, 10), f"dbus-daemon did not listen (exit {daemon.poll()})"
+    out = logdir / "slow-bus.stdout"
+    with open(out, "wb") as o:
+        procs.spawn("slow-bus", [SYSTEM_PYTHON, HERE / "slow_bus_proxy.py", proxy_path, daemon_path, str(delay)],
+                    env=h.clean_env(), stdout=o, stderr=subprocess.STDOUT)
+    assert h.wait_until(lambda: "ready" in out.read_text(), 10), out.read_text()
+    return f"unix:path={daemon_path}", f"unix:path={proxy_path}"
+
+
+def test_a_session_bus_slow_to_let_carrel_in_at_begin_holds_up_no_round_trip_and_the_session_begins(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols):
+    bus, slow = slow_session_bus(procs, logdir, tmp_path, 1.5)
+    player = Player(procs, logdir, bus, "behind-slow-bus")
+    # Under the 2 s bound: slow, not failed.
+    w = media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, slow, verify_ms=300)
+    a = w.client("exam")
+    asked = time.monotonic()
+    took = began_during(a, 2.5)
+    report(took)
+    a.began()
+    waited = time.monotonic() - asked
+    assert max(took) < 0.75, (f"a round trip waited {max(took):.2f} s while the session bus took 1.5 s to answer "
+                              f"(median {sorted(took)[len(took) // 2] * 1000:.1f} ms over {len(took)})\n{log_text(w)}")
+    assert waited >= 1.5, f"began after {waited:.1f} s, before the session bus let carrel in"
+    assert player.count("pause") >= 1, f"began without pausing the player: {player.lines()}"
+    a.send("end s")
+    a.expect("session s ended")
+    w.alive()
+
+
+def test_a_session_bus_silent_past_its_bound_at_begin_fails_the_begin_and_holds_up_nothing(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols):
+    bus, silent = slow_session_bus(procs, logdir, tmp_path, 60)
+    Player(procs, logdir, bus, "behind-silent-bus")
+    w = media_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, silent, verify_ms=300)
+    a = w.client("exam")
+    asked = time.monotonic()
+    took = began_during(a, 1.5)
+    report(took)
+    m = a.expect(r"session s (began|failed (\d+) (.*))", timeout=40, what="failed(restriction_failed) at the bus's bound")
+    waited = time.monotonic() - asked
+    assert max(took) < 0.75, f"a round trip waited {max(took):.2f} s while the session bus did not answer\n{log_text(w)}"
+    assert m.group(1) != "began", f"began though no player could be paused\n{log_text(w)}"
+    assert int(m.group(2)) == RESTRICTION_FAILED, a.lines
+    assert "media" in m.group(3) and "session bus" in m.group(3), m.group(3)
+    assert 2.0 <= waited < 4.0, f"failed after {waited:.1f} s, not at the bus's 2 s bound"
+    round_trips(a, 0.3)
+    w.alive()
+
+
+@pytest.fixture
+def reload_netns(request, tmp_path):
+    """A namespace whose `nft -f` (a load) waits `request.param` seconds
+    (hangs past 5) once the test creates the file `ns.armed`: the load at
+    begin is quick, the verify's reload is slow."""
+    seconds = request.param
+    directory = tmp_path / "slow-nft"
+    directory.mkdir()
+    mark, armed = tmp_path / "slow-reload", tmp_path / "armed"
+    wait = f"exec sleep {seconds}" if seconds > 5 else f"sleep {seconds}"
+    (directory / "nft").write_text("#!/bin/sh\n"
+                                   f'if [ "$1" = "-f" ] && [ -e {armed} ]; then echo "$$" >> {mark}; {wait}; fi\n'
+                                   f'exec {tool("nft")} "$@"\n')
+    (directory / "nft").chmod(0o755)
+    ns = Namespace(tmp_path, carrel_prefix=f"env PATH={slow_path(directory)} ")
+    ns.mark, ns.armed = mark, armed
+    yield ns
+    ns.delete()
+
+
+def restart_a_seat_service(w, ns, procs, tmp_path):
+    """Begins a session under a policy naming a seat service, then starts
+    that service (a new cgroup, as a restart makes) with nft's loads made
+    slow: the unit, and when it started."""
+    tag = f"{os.getpid()}-{tmp_path.name[-8:]}"
+    a = begin_session(w)
+    assert ns.table_exists()
+    ns.armed.write_text("")
+    unit = FakeUnit(ns, f"carrel-test-seat-{tag}.service")
+    return a, unit, time.monotonic()
+
+
+def seat_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, ns) -> NetWorld:
+    tag = f"{os.getpid()}-{tmp_path.name[-8:]}"
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[providers]\nnetwork = true\nverify_interval_ms = 200\n'
+                      f'network_exempt_units = ["carrel-test-seat-{tag}.service"]\n')
+    return NetWorld(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, ns,
+                    args=("--policy", str(policy)))
+
+
+@pytest.mark.parametrize("reload_netns", [3], indirect=True)
+def test_a_slow_reload_for_a_restarted_seat_service_holds_up_no_round_trip_and_lets_it_through(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, reload_netns):
+    start_server(reload_netns, procs, logdir)
+    w = seat_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, reload_netns)
+    unit = None
+    try:
+        a, unit, started = restart_a_seat_service(w, reload_netns, procs, tmp_path)
+        took = round_trips(a, 4.5)
+        report(took)
+        assert reload_netns.mark.exists(), f"carrel never loaded its ruleset again for the new service\n{log_text(w)}"
+        # The reload took 3 s; a loop that waited for it would hold a round trip that long.
+        assert max(took) < 1.0, (f"a round trip waited {max(took):.2f} s while nft reloaded the ruleset "
+                                 f"(median {sorted(took)[len(took) // 2] * 1000:.1f} ms over {len(took)})\n{log_text(w)}")
+        assert h.wait_until(lambda: unit.connect() == "ok", 5, interval=0.3), \
+            f"the restarted service never got its network\n{log_text(w)}"
+        assert not a.matching(r"session s interrupted .*"), f"a slow but good reload interrupted the session\n{log_text(w)}"
+        a.send("end s")
+        a.expect("session s ended")
+        assert h.wait_until(lambda: not reload_netns.table_exists(), 10), "the table outlived the session"
+        w.alive()
+    finally:
+        procs.end_all()
+        if unit:
+            unit.remove()
+
+
+@pytest.mark.parametrize("reload_netns", [60], indirect=True)
+def test_a_hung_reload_for_a_restarted_seat_service_interrupts_the_session_at_its_bound_and_holds_up_nothing(
+        carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, reload_netns):
+    w = seat_world(carrel, procs, logdir, logs, tmp_path, client_python, pywayland_protocols, reload_netns)
+    unit = None
+    try:
+        a, unit, started = restart_a_seat_service(w, reload_netns, procs, tmp_path)
+        took = round_trips(a, 4.0)
+        report(took)
+        assert reload_netns.mark.exists(), f"carrel never loaded its ruleset again for the new service\n{log_text(w)}"
+        assert max(took) < 1.0, (f"a round trip waited {max(took):.2f} s while nft hung reloading the ruleset "
+                                 f"(median {sorted(took)[len(took) // 2] * 1000:.1f} ms over {len(took)})\n{log_text(w)}")
+        m = a.expect(r"session s interrupted (\d+) (.*)", timeout=20, what="interrupted(integrity) at the reload's bound")
+        waited = time.monotonic() - started
+        assert int(m.group(1)) == INTEGRITY, a.lines
+        assert "network" in m.group(2) and "5.0 s" in m.group(2), f"the message must say the reload did not finish: {m.group(2)!r}"
+        assert waited >= 5.0, f"interrupted after {waited:.1f} s, before the reload's bound"
+        a.send("end s")
+        a.expect("session s ended")
+        assert h.wait_until(lambda: not reload_netns.table_exists(), 10), "the table outlived the session"
+        assert h.wait_until(lambda: pids_gone(reload_netns.mark), 5), "the hung nft outlived its bound"
+        w.alive()
+    finally:
+        procs.end_all()
+        if unit:
+            unit.remove()
+
+
+def slow_helper_world(carrel, procs, logdir, logs, machine, client_python, pywayland_protocols,
+                      delay: float, what: str = "participant") -> tuple[PrivilegedWorld, Path]:
+    """The helper behind slow_helper_proxy.py, which holds a participant's
+    spawn (`what`: or every signal) `delay` seconds; carrel (policy: participant `calc`, the paint
+    client) talks to the proxy. The world, and the proxy's output."""
+    machine.start_helper()
+    # A copy Carrel's user can read, and a socket in a directory of its own.
+    proxy = machine.carrel_dir / "slow_helper_proxy.py"
+    proxy.write_bytes((HERE / "slow_helper_proxy.py").read_bytes())
+    listen = machine.carrel_dir / "slow-helper.sock"
+    out = logdir / "slow-helper.stdout"
+    user = machine.carrel_user
+    with open(out, "wb") as o:
+        procs.spawn("slow-helper", ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--init-groups",
+                                    SYSTEM_PYTHON, proxy, listen, machine.socket, what, str(delay)],
+                    env=h.clean_env(), stdout=o, stderr=subprocess.STDOUT)
+    assert h.wait_until(lambda: "ready" in out.read_text(), 10), out.read_text()
+    policy = machine.carrel_dir / "policy.toml"
+    policy.write_text("[participants.calc]\n"
+                      f"command = [\"{h.paint_bin()}\", \"--color\", \"33cc66\"]\n"
+                      "network = true\n")
+    machine.socket = listen  # carrel's --privileged-helper
+    w = PrivilegedWorld(carrel, procs, logdir, logs, client_python, pywayland_protocols, machine,
+                        args=["--policy", str(policy)])
+    return w, out
+
+
+def begin_with_participant(a) -> None:
+    a.map()
+    a.bind(version=2)
+    a.send("config c ; participant c calc")
+    a.begin(config="c")
+
+
+def test_a_participant_the_helper_is_slow_to_start_holds_up_no_round_trip_and_the_session_begins(
+        carrel, procs, logdir, logs, machine, client_python, pywayland_protocols):
+    w, out = slow_helper_world(carrel, procs, logdir, logs, machine, client_python, pywayland_protocols, 3)
+    a = w.client("exam")
+    asked = time.monotonic()
+    begin_with_participant(a)
+    took = round_trips(a, 2.5)
+    report(took)
+    a.began()
+    waited = time.monotonic() - asked
+    assert "held participant" in out.read_text(), f"the participant's spawn never reached the helper\n{w.log()}"
+    # The helper answered after 3 s; a loop that waited for it would hold a round trip that long.
+    assert max(took) < 1.0, (f"a round trip waited {max(took):.2f} s while the helper took 3 s to start the participant "
+                             f"(median {sorted(took)[len(took) // 2] * 1000:.1f} ms over {len(took)})\n{w.log()}")
+    assert waited >= 3.0, f"began after {waited:.1f} s, before the helper started the participant"
+    assert "launched participant calc" in w.log(), w.log()
+    a.send("end s")
+    a.expect("session s ended", timeout=20)
+    w.alive()
+
+
+def test_a_participant_the_helper_never_starts_fails_the_begin_at_its_bound_and_holds_up_nothing(
+        carrel, procs, logdir, logs, machine, client_python, pywayland_protocols):
+    w, out = slow_helper_world(carrel, procs, logdir, logs, machine, client_python, pywayland_protocols, 60)
+    a = w.client("exam")
+    asked = time.monotonic()
+    begin_with_participant(a)
+    took = round_trips(a, 4.0)
+    report(took)
+    m = a.expect(r"session s (began|failed (\d+) (.*))", timeout=30, what="failed(participant_unavailable) at the helper's bound")
+    waited = time.monotonic() - asked
+    assert max(took) < 1.0, f"a round trip waited {max(took):.2f} s while the helper did not answer\n{w.log()}"
+    assert m.group(1) != "began", f"began without its participant\n{w.log()}"
+    assert int(m.group(2)) == PARTICIPANT_UNAVAILABLE, a.lines
+    assert "participant calc" in m.group(3) and "12.0 s" in m.group(3), m.group(3)
+    assert 12.0 <= waited < 20.0, f"failed after {waited:.1f} s, not at the helper's 12 s bound"
+    round_trips(a, 0.3)
+    w.alive()
+
+
+def test_an_end_while_the_helper_is_slow_to_kill_a_participant_ends_at_once_and_holds_up_nothing(
+        carrel, procs, logdir, logs, machine, client_python, pywayland_protocols):
+    w, out = slow_helper_world(carrel, procs, logdir, logs, machine, client_python, pywayland_protocols, 3, what="signal")
+    a = w.client("exam")
+    begin_with_participant(a)
+    a.began()
+    asked = time.monotonic()
+    a.send("end s")
+    a.expect("session s ended", timeout=20)
+    ended = time.monotonic() - asked
+    took = round_trips(a, 2.5)
+    report(took + [ended])  # the end's own answer counts as a round trip
+    assert "held signal" in out.read_text(), f"the participant's kill never went through the helper\n{w.log()}"
+    # The helper answered the kill after 3 s; an end that waited for it would take that long.
+    assert ended < 1.0, f"ended {ended:.2f} s after the end was asked, waiting for the helper's answer to the kill\n{w.log()}"
+    assert max(took) < 1.0, f"a round trip waited {max(took):.2f} s while the helper held the kill\n{w.log()}"
+    # The kill still reaches the helper once the proxy lets it through: the participant goes.
+    assert h.wait_until(lambda: not any("participant-calc" in c for c in machine.session_cgroups()), 15), \
+        f"the participant outlived its session: {machine.session_cgroups()}\n{w.log()}"
     w.alive()

@@ -11,7 +11,10 @@
 typedef struct carrel_media carrel_media;
 
 /// Connects to the bus at `address` (a D-Bus address such as
-/// "unix:path=/run/user/1000/bus"). NULL on failure, with `err` filled.
+/// "unix:path=/run/user/1000/bus") without waiting for the bus daemon: the
+/// authentication and Hello go on as `carrel_media_process` runs, and calls
+/// made meanwhile (asynchronous ones) are queued until the bus is ready.
+/// NULL on failure (no socket there), with `err` filled.
 carrel_media *carrel_media_connect(const char *address, uint64_t timeout_usec, char *err, size_t errlen);
 
 /// Sends org.mpris.MediaPlayer2.Player.Pause to every player (`all` != 0)
@@ -37,7 +40,16 @@ uint64_t carrel_media_next_timeout_usec(carrel_media *media);
 /// Subscribes to PropertiesChanged of MPRIS players: after
 /// `carrel_media_process`, `carrel_media_take_playing` says whether one
 /// reported PlaybackStatus "Playing" since the last call. 0 or -1 with `err`.
+/// Without waiting: the bus daemon's answer comes through
+/// `carrel_media_process`, and a refusal through `carrel_media_watch_problem`.
 int carrel_media_watch(carrel_media *media, char *err, size_t errlen);
+/// -1 with `err` filled once the bus daemon refused the watch; 0 otherwise.
+int carrel_media_watch_problem(carrel_media *media, char *err, size_t errlen);
+/// Whether the bus daemon has authenticated the connection and answered its Hello.
+int carrel_media_ready(carrel_media *media);
+/// Whether the connection has something to write once its fd is writable
+/// (while connecting, or with a full socket buffer).
+int carrel_media_wants_write(carrel_media *media);
 
 /// The connection's fd, to watch for readability in an event loop.
 int carrel_media_fd(carrel_media *media);

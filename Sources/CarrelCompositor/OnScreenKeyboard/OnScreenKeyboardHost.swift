@@ -40,7 +40,8 @@ final class OnScreenKeyboardHost {
     func follow(_ restrictions: RestrictionSet?, command: [String]) {
         let wanted = OnScreenKeyboard.runs(under: restrictions)
         if wanted, process == nil, !endedInSession {
-            start(command)
+            // One the helper is still starting is wanted again, not started twice.
+            if !starting.wantAgain(.onScreenKeyboard) { start(command) }
         } else if !wanted {
             stop()
         }
@@ -50,15 +51,20 @@ final class OnScreenKeyboardHost {
     /// it: it is not started again until they come down (an update that
     /// still allows it starts nothing).
     private var endedInSession = false
+    /// The privileged helper is starting it (asked, not yet answered); what
+    /// its answer means is Core's (`StartsInFlight`): stopped meanwhile, it
+    /// goes as soon as the helper names it.
+    private var starting = StartsInFlight<PrivilegedRequest.SpawnRole>()
 
     private func start(_ command: [String]) {
         do {
             let socket = try server.roles.connect(.onScreenKeyboard)
             // With the privileged helper: as the keyboard's own user, in a
-            // cgroup of its own, with a private home and runtime directory.
-            if let launched = try server.launchThroughHelper(.onScreenKeyboard, argv: command, connection: socket,
-                                                             label: "on-screen keyboard") {
-                process = launched
+            // cgroup of its own, with a private home and runtime directory;
+            // its answer comes later, from the loop.
+            if try server.launchThroughHelperLater(.onScreenKeyboard, argv: command, connection: socket,
+                                                   label: "on-screen keyboard", done: { [weak self] in self?.started($0) }) {
+                starting.ask(.onScreenKeyboard)
                 return
             }
             defer { close(socket) }
@@ -77,9 +83,26 @@ final class OnScreenKeyboardHost {
         }
     }
 
+    /// The helper answered the start: the keyboard runs, or goes at once
+    /// if it was stopped meanwhile; a failure is the session going on without it.
+    private func started(_ result: Result<LaunchedApp, CompositorError>) {
+        let wanted = starting.answered(.onScreenKeyboard) == .keep
+        switch result {
+        case .success(let launched):
+            process = launched
+            if !wanted { stop() }
+        case .failure(let error):
+            guard wanted else { return }
+            endedInSession = true
+            server.roles.disconnectClients(of: .onScreenKeyboard)
+            logger.error("on-screen keyboard: could not be started: \(error); the session goes on without it (check [on_screen_keyboard] command)")
+        }
+    }
+
     /// Ends the keyboard: its connection first (its surface leaves the
     /// screen at once), then its process group.
     func stop() {
+        starting.stop(.onScreenKeyboard)
         endedInSession = false
         server.roles.disconnectClients(of: .onScreenKeyboard)
         guard let process else { return }

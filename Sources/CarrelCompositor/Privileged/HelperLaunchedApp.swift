@@ -58,11 +58,19 @@ final class HelperLaunchedApp: LaunchedApp {
     func isProgram(_ id: UInt64) -> Bool { id == self.id && generation == link.generation }
 
     /// SIGKILL to its process group through the helper; its end comes as
-    /// the helper's `exited` event.
+    /// the helper's `exited` event. Not waited for: stopping a participant
+    /// or the keyboard never holds up the loop (the request is written now,
+    /// the helper's answer heard from the loop).
     func kill() {
         guard exit == nil else { return }
-        if let failure = signal(.kill) {
-            logger.warning("could not kill program \(id) through the privileged helper: \(failure)")
+        guard generation == link.generation else {
+            logger.warning("could not kill program \(id) through the privileged helper: the privileged helper that started it is gone")
+            return
+        }
+        link.send(.signal(id: id, signal: .kill)) { [logger, id] answer in
+            if case .failure(let error) = answer {
+                logger.warning("could not kill program \(id) through the privileged helper: \(error.message)")
+            }
         }
     }
 

@@ -121,14 +121,16 @@ final class PrivilegedHelperLink {
     /// answer, or with why there is none (not connected, the helper went
     /// away, or it did not answer within `answerTimeout`: then, as for
     /// `request`, the connection is dropped). Never before this returns.
-    func send(_ request: PrivilegedRequest, done: @escaping (Result<UInt64?, ProviderError>) -> Void) {
+    /// `passing`: a descriptor sent with it (the caller's copy stays the caller's).
+    func send(_ request: PrivilegedRequest, passing descriptor: Int32 = -1,
+              done: @escaping (Result<UInt64?, ProviderError>) -> Void) {
         let waiting = Awaiting(name: request.name, deadline: monotonicSeconds() + Self.answerTimeout, done: done)
         guard fd >= 0 else {
             pendingAnswers.append((waiting, .failure(ProviderError(problem ?? "the privileged helper is not connected"))))
             dispatchTimer?.arm(after: .milliseconds(1))
             return
         }
-        guard write(request, passing: -1) else {
+        guard write(request, passing: descriptor) else {
             pendingAnswers.append((waiting, .failure(ProviderError(problem!))))
             dispatchTimer?.arm(after: .milliseconds(1))
             return

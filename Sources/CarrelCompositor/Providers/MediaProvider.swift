@@ -10,6 +10,9 @@ import Glibc
 /// answered as the bus's fd wakes the loop), the first pause at apply too
 /// (`prepareApply`), so a player slow to answer never holds up the exam's
 /// frames, and one that does not answer within the bound fails the begin.
+/// The connection at begin does not wait either: the bus daemon's
+/// authentication, Hello and AddMatch are answered through the bus's fd like
+/// the players, and a daemon silent for 2 s fails the begin.
 final class MediaProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
     let name = ProvidersPolicy.media
     let recoveryToken = ""
@@ -31,9 +34,11 @@ final class MediaProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
     /// The first pause under way: `ready` of `prepareApply`.
     private var firstReady: (() -> Void)?
 
-    /// Connects and watches the bus (the bus daemon's answers), then starts
-    /// pausing every player without waiting; `ready` runs on the loop once
-    /// every player answered or the run failed (a player silent for 2 s).
+    /// Connects and watches the bus, then starts pausing every player, none
+    /// of it waiting (the calls are queued until the bus daemon has let
+    /// Carrel in); `ready` runs on the loop once every player answered or
+    /// the run failed (a player silent for 2 s, or the bus daemon silent
+    /// for 2 s while connecting).
     /// Already up (an update): nothing to do.
     func prepareApply(_ set: RestrictionSet, _ ready: @escaping () -> Void) {
         prepared = nil
@@ -52,6 +57,31 @@ final class MediaProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
         firstReady = ready
         running = .first
         armTimeout()
+        watchWrites()
+        // sd-bus bounds its calls only once connected (the authentication's
+        // own bound is far longer): the connection gets the calls' bound.
+        if carrel_media_ready(connection) == 0 {
+            connectTimer = EventLoopTimer(loop: loop) { [unowned self] in connectOverdue() }
+            connectTimer?.arm(after: .milliseconds(Int64(Self.timeoutMicroseconds / 1000)))
+        }
+    }
+
+    /// The bus daemon has not let Carrel in within the bound: the first
+    /// pause fails (and with it the begin), the connection goes with it.
+    private func connectOverdue() {
+        guard let connection, case .first? = running, carrel_media_ready(connection) == 0 else { return }
+        running = nil
+        timeoutTimer?.disarm()
+        let seconds = Double(Self.timeoutMicroseconds) / 1_000_000
+        finished(.first, .failed(ProviderError("the session bus did not answer within \(seconds) s")), paused: "")
+    }
+
+    /// Asks the loop for writability while sd-bus has something queued it
+    /// could not write (connecting, or a full socket buffer), readability always.
+    private func watchWrites() {
+        guard let connection else { return }
+        let writable = carrel_media_wants_write(connection) != 0
+        source?.watch(UInt32(WL_EVENT_READABLE) | (writable ? UInt32(WL_EVENT_WRITABLE) : 0))
     }
 
     /// `ready` from the loop, never before `prepareApply` returns.
@@ -114,6 +144,8 @@ final class MediaProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
         source = nil
         timeoutTimer?.cancel()
         timeoutTimer = nil
+        connectTimer?.cancel()
+        connectTimer = nil
         if let connection { carrel_media_close(connection) }
         connection = nil
     }
@@ -133,6 +165,7 @@ final class MediaProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
             startNextRun()
         }
         collect()
+        watchWrites()
     }
 
     // MARK: - Runs without waiting
@@ -157,6 +190,8 @@ final class MediaProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
     /// What the run now out is for (nil: none is out).
     private var running: Purpose?
     private var timeoutTimer: EventLoopTimer?
+    /// The bound on the bus daemon's answer while connecting ahead.
+    private var connectTimer: EventLoopTimer?
 
     /// Asks the players without waiting; `ready` runs on the loop when the
     /// answers are in (or the run failed), for `verify` to judge.
@@ -209,8 +244,13 @@ final class MediaProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
         }
         running = nil
         timeoutTimer?.disarm()
-        finished(purpose, taken > 0 ? .paused : .failed(ProviderError(String(cString: error))),
-                 paused: String(cString: paused))
+        var result: Reading = taken > 0 ? .paused : .failed(ProviderError(String(cString: error)))
+        // The watch was asked for without waiting: a refusal fails the first pause.
+        if case .first = purpose, case .paused = result,
+           carrel_media_watch_problem(connection, &error, error.count) != 0 {
+            result = .failed(ProviderError(String(cString: error)))
+        }
+        finished(purpose, result, paused: String(cString: paused))
     }
 
     private func finished(_ purpose: Purpose, _ result: Reading, paused: String) {

@@ -108,6 +108,9 @@ final class NetworkProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
         preparing += 1
         let round = preparing
         prepared = nil
+        // A reload for the seat's services still out is dropped: this load
+        // comes after it, and the next verify sees what it left to do.
+        reloading = false
         let session = set.session
         let finish: (Prepared) -> Void = { [weak self] result in
             guard let self, preparing == round else { return }
@@ -162,6 +165,7 @@ final class NetworkProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
         preparing += 1
         prepared = nil
         loading = false
+        reloading = false
         revertsAhead = false
         guard table.dropAhead() else { return }
         // A load or delete was cut short: the table may be in any state.
@@ -258,17 +262,50 @@ final class NetworkProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
         checks += 1
         let check = checks
         tableReading = nil
-        guard ownerCgroup != nil else { ready(); return }  // verify fails on its own
-        guard !loading else {
+        guard let ownerCgroup else { ready(); return }  // verify fails on its own
+        guard !loading, !reloading else {
             // An update's load is out: judged at the next verify.
             tableReading = .stale
             ready()
             return
         }
+        let now = SessionCgroup.infrastructure(exemptUnits)
+        if now != infrastructure, let set = lastSet {
+            return reloadAhead(now, set: set, owner: ownerCgroup, check: check, ready)
+        }
         table.check(allowed) { [weak self] problem in
             guard let self, checks == check else { return }
             tableReading = problem.map { .wrong($0) } ?? .asLoaded
             ready()
+        }
+    }
+
+    /// A reload for the seat's restarted services is out (`reloadAhead`).
+    private var reloading = false
+
+    /// The seat's services changed (a unit started, stopped or restarted):
+    /// the ruleset is loaded again, in one transaction, by an nft the loop
+    /// does not wait for (or the helper's answer), bounded like any load (5
+    /// s; the helper's 12 s). Its answer is this verify's reading: loaded,
+    /// the table is as wanted; refused or past its bound, the previous
+    /// ruleset stays (or the table is in doubt) and the verify fails, so
+    /// the session is interrupted.
+    private func reloadAhead(_ now: [SessionCgroup.Entry], set: RestrictionSet, owner: String, check: Int,
+                             _ ready: @escaping () -> Void) {
+        let wanted = cgroups(of: set, owner: owner, infrastructure: now)
+        let round = preparing
+        reloading = true
+        table.loadAhead(wanted, session: set.session, doing: "let the seat's restarted services through") { [weak self] problem in
+            guard let self, preparing == round else { return }  // reverted or applied again since
+            reloading = false
+            if let problem {
+                tableReading = checks == check ? .wrong(problem) : nil
+            } else {
+                infrastructure = now
+                allowed = wanted
+                tableReading = checks == check ? .asLoaded : nil
+            }
+            if checks == check { ready() }
         }
     }
 
@@ -282,8 +319,10 @@ final class NetworkProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
 
     /// The cgroups `set` lets through: the owner's unless its network is
     /// denied, then the participants' that keep theirs.
-    private func cgroups(of set: RestrictionSet, owner: String) -> [String] {
-        (NetworkExemption.keepsNetwork(set) ? [owner] : []) + participantCgroups(set) + infrastructure.map(\.path)
+    private func cgroups(of set: RestrictionSet, owner: String,
+                         infrastructure: [SessionCgroup.Entry]? = nil) -> [String] {
+        (NetworkExemption.keepsNetwork(set) ? [owner] : []) + participantCgroups(set)
+            + (infrastructure ?? self.infrastructure).map(\.path)
     }
 
     /// An update changed the participants (or the owner's network): the ruleset is loaded again, in
@@ -323,10 +362,11 @@ final class NetworkProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
         let reading = tableReading
         tableReading = nil
         switch reading {
-        case .asLoaded?, .stale?: break
+        case .asLoaded?, .stale?: return  // read ahead: a reload for the seat's services was made then
         case .wrong(let problem)?: throw problem
         case nil: try table.verify(allowed)  // not read ahead: read now
         }
+        // Not read ahead (no loop): reloaded here, waiting for nft.
         let now = SessionCgroup.infrastructure(exemptUnits)
         if now != infrastructure, let set = lastSet {
             // Loaded again in one transaction; if nft refuses, the previous
@@ -356,6 +396,7 @@ final class NetworkProvider: RestrictionProvider, VerifiedAhead, AppliedAhead {
         preparing += 1
         prepared = nil
         loading = false
+        reloading = false
         if revertsAhead, loop != nil {
             revertInFlight = loaded
             table.deleteAhead { [weak self] problem in
