@@ -368,8 +368,6 @@ public final class Server {
         return try spawnThroughHelper(helper, role: .app, argv: options.app, cgroup: cgroup, connection: try roles.connect(.app), label: "app")
     }
 
-    /// Asks the helper to start `argv` as `role`'s user in `cgroup`, with
-    /// `connection` (closed here) as its Wayland connection.
     /// Starts the input method or the keyboard through the privileged
     /// helper when Carrel has one (as that role's user, in the role's cgroup,
     /// with a private home holding `files`); nil without a helper, and then
@@ -377,14 +375,7 @@ public final class Server {
     func launchThroughHelper(_ role: PrivilegedRequest.SpawnRole, argv: [String], connection: Int32, label: String,
                              files: [String: String] = [:]) throws -> LaunchedApp? {
         guard let helper = privilegedHelper else { return nil }
-        let cgroup: String
-        do {
-            guard let providerHost else { throw CompositorError.launch("the \(role.rawValue) cannot be started before the providers are set up") }
-            cgroup = try providerHost.roleCgroup(role)
-        } catch {
-            close(connection)
-            throw error
-        }
+        let cgroup = try helperRoleCgroup(role, closingOnFailure: connection)
         return try spawnThroughHelper(helper, role: role, argv: argv, cgroup: cgroup, connection: connection,
                                       label: label, files: files)
     }

@@ -50,16 +50,22 @@ extension Server {
                                   files: [String: String] = [:],
                                   done: @escaping (Result<LaunchedApp, CompositorError>) -> Void) throws -> Bool {
         guard let helper = privilegedHelper else { return false }
-        let cgroup: String
+        let cgroup = try helperRoleCgroup(role, closingOnFailure: connection)
+        spawnThroughHelperLater(helper, role: role, argv: argv, cgroup: cgroup, connection: connection,
+                                label: label, files: files, done: done)
+        return true
+    }
+
+    /// The cgroup `role`'s program is started in through the helper; on
+    /// failure `connection`, which would have been its Wayland connection,
+    /// is closed here.
+    func helperRoleCgroup(_ role: PrivilegedRequest.SpawnRole, closingOnFailure connection: Int32) throws -> String {
         do {
             guard let providerHost else { throw CompositorError.launch("the \(role.rawValue) cannot be started before the providers are set up") }
-            cgroup = try providerHost.roleCgroup(role)
+            return try providerHost.roleCgroup(role)
         } catch {
             close(connection)
             throw error
         }
-        spawnThroughHelperLater(helper, role: role, argv: argv, cgroup: cgroup, connection: connection,
-                                label: label, files: files, done: done)
-        return true
     }
 }
