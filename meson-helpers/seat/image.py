@@ -149,6 +149,27 @@ def build(*, checkout, base_tar, bindir, layout, out_dir, ssh_key=None):
         link = os.path.join(root, "etc/systemd/system", target, unit)
         if not os.path.lexists(link):
             os.symlink(f"/lib/systemd/system/{unit}", link)
+    # The fleet's other services on that network, which the network cut must
+    # spare: a local resolver (unbound, asking the test's DNS server at
+    # 10.0.2.100 over TCP, the one protocol QEMU forwards there; no DNSSEC:
+    # the test's names are unsigned; test. is one of the special-use names
+    # unbound answers itself unless told not to) that every program asks,
+    # and systemd-journal-upload sending the journal to the test's receiver.
+    for name in ("etc/unbound/unbound.conf.d/root-auto-trust-anchor-file.conf", "etc/resolv.conf"):
+        if os.path.lexists(os.path.join(root, name)):
+            os.unlink(os.path.join(root, name))
+    write(root, "etc/unbound/unbound.conf.d/test-seat.conf",
+          "# test-seat only: the isolated network's DNS server, over TCP\n"
+          "server:\n    interface: 127.0.0.1\n    do-ip6: no\n    tcp-upstream: yes\n"
+          "    module-config: \"iterator\"\n    qname-minimisation: no\n    local-zone: \"test.\" nodefault\n"
+          "forward-zone:\n    name: \".\"\n    forward-addr: 10.0.2.100@53\n")
+    write(root, "etc/resolv.conf", "# test-seat only: the local resolver\nnameserver 127.0.0.1\n")
+    write(root, "etc/systemd/journal-upload.conf.d/test-seat.conf",
+          "# test-seat only: the test's receiver\n[Upload]\nURL=http://10.0.2.100:19532\n")
+    for unit in ("unbound.service", "systemd-journal-upload.service"):
+        link = os.path.join(root, "etc/systemd/system/multi-user.target.wants", unit)
+        if not os.path.lexists(link):
+            os.symlink(f"/lib/systemd/system/{unit}", link)
     if ssh_key:
         with open(ssh_key, encoding="utf-8") as f:
             write(root, "root/.ssh/authorized_keys", f.read(), mode=0o600)

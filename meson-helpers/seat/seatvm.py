@@ -20,6 +20,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 
@@ -319,6 +320,7 @@ class Guest:
         self.append_extra = append_extra
         self.net = net
         self.ports = {}
+        self.fleet_files = {}
         self.process = None
         self.qmp = None
         self.serial = None
@@ -372,14 +374,31 @@ class Guest:
         restrict=on, so the guest reaches nothing outside; in, the host
         reaches the guest's sshd and node-exporter through forwarded ports
         on 127.0.0.1; out, one address (10.0.2.100:8080) answers "pong",
-        for a process inside the guest to prove it has the network or not."""
+        for a process inside the guest to prove it has the network or not;
+        on port 53 a DNS server over TCP (the guest's unbound asks it, the one
+        protocol this network forwards), every name under carrel.test being
+        10.0.2.100, each query logged to fleet_files["dns"]; on port 19532
+        what systemd-journal-upload sends to, the bodies of its POSTs
+        appended to fleet_files["journal"] (fleetnet.py, run by QEMU for
+        each connection)."""
         if not self.net:
             return ["-nic", "none"]
         self.ports = {"ssh": free_port(), "node_exporter": free_port()}
+        self.fleet_files = {"dns": os.path.join(self.workdir, f"{self.name}-dns-queries.log"),
+                            "journal": os.path.join(self.workdir, f"{self.name}-journal-upload.export")}
+        for path in self.fleet_files.values():
+            open(path, "wb").close()
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fleetnet.py")
+        for path in (sys.executable, script, *self.fleet_files.values()):
+            if any(c in path for c in ", \t'\"\\"):
+                raise SeatError(f"{path!r}: a path on QEMU's -nic line may hold no comma, blank, quote or backslash")
+        fleetnet = f"{sys.executable} {script}"
         return ["-nic", "user,model=virtio-net-pci,restrict=on,net=10.0.2.0/24,host=10.0.2.2"
                 f",hostfwd=tcp:127.0.0.1:{self.ports['ssh']}-10.0.2.15:22"
                 f",hostfwd=tcp:127.0.0.1:{self.ports['node_exporter']}-10.0.2.15:9100"
-                ",guestfwd=tcp:10.0.2.100:8080-cmd:/bin/echo pong"]
+                ",guestfwd=tcp:10.0.2.100:8080-cmd:/bin/echo pong"
+                f",guestfwd=tcp:10.0.2.100:53-cmd:{fleetnet} dns {self.fleet_files['dns']}"
+                f",guestfwd=tcp:10.0.2.100:19532-cmd:{fleetnet} journal {self.fleet_files['journal']}"]
 
     @property
     def qmp_path(self):
