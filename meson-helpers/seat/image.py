@@ -166,10 +166,15 @@ def build(*, checkout, base_tar, bindir, layout, out_dir, ssh_key=None):
     write(root, "etc/resolv.conf", "# test-seat only: the local resolver\nnameserver 127.0.0.1\n")
     write(root, "etc/systemd/journal-upload.conf.d/test-seat.conf",
           "# test-seat only: the test's receiver\n[Upload]\nURL=http://10.0.2.100:19532\n")
-    for unit in ("unbound.service", "systemd-journal-upload.service"):
-        link = os.path.join(root, "etc/systemd/system/multi-user.target.wants", unit)
-        if not os.path.lexists(link):
-            os.symlink(f"/lib/systemd/system/{unit}", link)
+    # The uploader runs from boot. The resolver is started by the test that
+    # asks it: its start (the trust anchor's update, which finds no network)
+    # would otherwise lengthen every boot the other tests time.
+    link = os.path.join(root, "etc/systemd/system/multi-user.target.wants", "systemd-journal-upload.service")
+    if not os.path.lexists(link):
+        os.symlink("/lib/systemd/system/systemd-journal-upload.service", link)
+    unbound_wants = os.path.join(root, "etc/systemd/system/multi-user.target.wants", "unbound.service")
+    if os.path.lexists(unbound_wants):
+        os.unlink(unbound_wants)
     if ssh_key:
         with open(ssh_key, encoding="utf-8") as f:
             write(root, "root/.ssh/authorized_keys", f.read(), mode=0o600)
