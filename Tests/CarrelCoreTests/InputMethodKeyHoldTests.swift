@@ -45,6 +45,10 @@ struct InputMethodKeyHoldTests {
         private(set) var abandoned: [KeyPress] = []
         /// The engine reads every key as it is sent (else only on `engineReads`).
         var engineReadsAtOnce = true
+        /// The engine passes every key on as fcitx5 with hangul passes on a
+        /// digit: a commit that changes nothing (its empty preedit) before
+        /// each key on its virtual keyboard.
+        var enginePassesKeysOn = false
         private(set) var engine = ClientID(500)
         private var nextEngine: UInt64 = 501
         private var seen = 0
@@ -190,8 +194,15 @@ struct InputMethodKeyHoldTests {
             for _ in 0..<min(count, inbox.count) {
                 let (key, window) = inbox.removeFirst()
                 received.append((key, .engine(window)))
+                if enginePassesKeysOn && key.pressed { engineCommitsNothing() }
                 double.desk.inputMethodAnswered(by: engine, press: key.pressed, now: now)
             }
+        }
+
+        /// The engine commits an empty preedit over none (fcitx5 does on
+        /// activation and before each key it passes on).
+        mutating func engineCommitsNothing() {
+            double.desk.inputMethodCommitted(by: engine, shownPreedit: "", preedit: "", committed: "", deletes: false, now: now)
         }
 
         // MARK: The engine's life
@@ -375,6 +386,46 @@ struct InputMethodKeyHoldTests {
         #expect(typist.received.map(\.key) == typist.typed)
         #expect(typist.routes(typist.typed[...]) == Array(repeating: .engine(Self.app), count: 8))
         #expect(typist.check().isEmpty, "\(typist.check())")
+    }
+
+    @Test("keys the engine passes on answer once, though it commits an empty preedit before each: a killed engine's unread keys reach its successor")
+    func passedOnKeysAnswerOnce() {
+        var typist = Typist(session: [.inputMethod])
+        typist.engineReadsAtOnce = false
+        typist.enginePassesKeysOn = true
+        typist.engineCommitsNothing()  // activated, before it reads anything
+        typist.type(10)
+        typist.engineReads(4)  // two digits passed on; three presses and releases not read yet
+        #expect(typist.double.desk.inputMethod.inEngine.keys == Array(typist.typed.suffix(6)))
+        typist.exits()
+        #expect(typist.held == Array(typist.typed.suffix(6)))
+        typist.type(2)
+        typist.launch()
+        typist.bindAndGrab()
+        typist.engineReads(20)
+        #expect(typist.received.map(\.key) == typist.typed)
+        #expect(typist.check().isEmpty, "\(typist.check())")
+    }
+
+    @Test("a commit answers a key only when it changes what the text input shows",
+          arguments: [
+            // hangul, a digit: its empty preedit over none, then the digit on its virtual keyboard
+            ("", "", "", false, false),
+            // hangul, a digit after 한: the preedit ends as the same text, then an empty preedit
+            ("한", "", "한", false, false),
+            // hangul, ㄱ after 한: 한 committed (nothing changes), then the preedit ㄱ
+            ("", "ㄱ", "", false, true),
+            // hangul, ㅏ after ㅎ
+            ("ㅎ", "하", "", false, true),
+            // hangul, BackSpace over ㅎ: the preedit goes
+            ("ㅎ", "", "", false, true),
+            // pinyin, space over "ni": 你 committed
+            ("ni", "", "你", false, true),
+            // a deletion of surrounding text
+            ("", "", "", true, true),
+          ])
+    func commitAnswers(shown: String, preedit: String, committed: String, deletes: Bool, answers: Bool) {
+        #expect(KeysInEngine.commitAnswersKey(shownPreedit: shown, preedit: preedit, committed: committed, deletes: deletes) == answers)
     }
 
     @Test("a release the engine read silently and a press it never answered are taken as read after the bound")

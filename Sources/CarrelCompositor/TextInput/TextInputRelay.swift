@@ -250,8 +250,18 @@ final class TextInputRelay {
         defer { WlrootsVersion.releaseCommittedStrings(engine) }
         let client = wl_resource_get_client(engine.pointee.resource)!
         let window = active.flatMap { server.windowID(of: $0.focusedSurface) }
-        // A commit answers a key it was sent (Core counts them for its death).
-        server.decide { $0.inputMethodAnswered(by: server.clientID(client), press: true, now: AssessmentService.now()) }
+        // A commit that changes what the text input shows answers a key it
+        // was sent (Core counts them for its death).
+        let current = engine.pointee.current
+        let answer = (preedit: current.preedit.text.map { ComposedTextLimit.bounded(String(cString: $0)).text } ?? "",
+                      committed: current.commit_text.map { String(cString: $0) } ?? "",
+                      deletes: current.delete.before_length != 0 || current.delete.after_length != 0)
+        let answers = server.decide {
+            $0.inputMethodCommitted(by: server.clientID(client), shownPreedit: shownPreedit, preedit: answer.preedit,
+                                    committed: answer.committed, deletes: answer.deletes, now: AssessmentService.now())
+        }
+        // Counts, never the text: what a student types stays out of the log.
+        logger.debug("input method: the engine committed \(answer.committed.count) character(s), a preedit of \(answer.preedit.count)\(answer.deletes ? ", a deletion" : ""); \(answers ? "answers a key" : "changes nothing shown, answers no key")")
         let effects = server.decide { $0.compositionSent(by: server.clientID(client), for: window) }
         server.carryOut(effects.filter { if case .relayComposition = $0 { return false } else { return true } })
         guard let active, effects.contains(where: { if case .relayComposition = $0 { return true } else { return false } }) else { return }
@@ -358,6 +368,7 @@ final class TextInputRelay {
     /// Core sent this key to the engine's grab.
     func sendKeyToGrab(keyboard: UnsafeMutablePointer<wlr_keyboard>, time: UInt32, keycode: UInt32, state: UInt32) {
         guard let grab else { return }
+        logger.debug("input method: a \(state == WL_KEYBOARD_KEY_STATE_PRESSED.rawValue ? "press" : "release") to the engine's grab")
         wlr_input_method_keyboard_grab_v2_set_keyboard(grab, keyboard)
         wlr_input_method_keyboard_grab_v2_send_key(grab, time, keycode, state)
     }
@@ -375,6 +386,7 @@ final class TextInputRelay {
                 wlr_input_method_keyboard_grab_v2_send_modifiers(grab, &modifiers)
                 sent = stroke.modifiers
             }
+            logger.debug("input method: a held \(stroke.pressed ? "press" : "release") to the engine's grab")
             wlr_input_method_keyboard_grab_v2_send_key(grab, stroke.time, stroke.keycode, stroke.waylandState)
         }
         wlr_input_method_keyboard_grab_v2_send_modifiers(grab, &keyboard.pointee.modifiers)

@@ -36,7 +36,12 @@ final class VirtualKeyboardHost {
             $0.inputMethodAnswered(by: server.clientID(keyboard.client), press: state == WL_KEYBOARD_KEY_STATE_PRESSED.rawValue,
                                    now: AssessmentService.now())
         }
-        guard delivers(keyboard) else { return }
+        let kind = state == WL_KEYBOARD_KEY_STATE_PRESSED.rawValue ? "press" : "release"
+        guard delivers(keyboard) else {
+            server.logger.debug("input method: a virtual keyboard's \(kind) reaches no window")
+            return
+        }
+        server.logger.debug("input method: a virtual keyboard passed on a \(kind)")
         WlrootsVersion.setSeatKeyboard(seat, keyboard.device)
         wlr_seat_keyboard_notify_key(seat, time, keycode, state)
         if state == WL_KEYBOARD_KEY_STATE_PRESSED.rawValue {

@@ -143,11 +143,26 @@ extension Desk {
         return effects
     }
 
-    /// The engine answered a key: a commit (preedit or text) or a press on
-    /// its virtual keyboard answers a press; a release on its virtual
-    /// keyboard a release (see `KeysInEngine`).
+    /// The engine answered a key on its virtual keyboard: a press answers a
+    /// press, a release a release (see `KeysInEngine`).
     public mutating func inputMethodAnswered(by client: ClientID, press: Bool, now: Instant) {
         if client == inputMethod.engine { inputMethod.inEngine.answered(press: press, now: now) }
+    }
+
+    /// The engine committed: `preedit` and `committed` text (empty: none),
+    /// `deletes` when it deletes text, over the `shownPreedit` the text input
+    /// showed. It answers a press only when it changes what the text input
+    /// shows (`KeysInEngine.commitAnswersKey`). Returns whether it did.
+    @discardableResult
+    public mutating func inputMethodCommitted(by client: ClientID, shownPreedit: String, preedit: String,
+                                              committed: String, deletes: Bool, now: Instant) -> Bool {
+        guard client == inputMethod.engine else { return false }
+        guard KeysInEngine.commitAnswersKey(shownPreedit: shownPreedit, preedit: preedit, committed: committed, deletes: deletes) else {
+            inputMethod.inEngine.heard(now: now)
+            return false
+        }
+        inputMethod.inEngine.answered(press: true, now: now)
+        return true
     }
 
     /// The engine's process ended (`description` from its exit status):

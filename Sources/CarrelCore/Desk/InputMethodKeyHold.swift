@@ -115,8 +115,14 @@ public struct KeysAwaitingEngine: Sendable, Equatable {
 /// Keys handed to the engine that it has not answered yet: what a killed
 /// engine took with it. input-method-v2 has no acknowledgement, so an answer
 /// is counted: fcitx5 answers each key press it is sent with one commit
-/// (its preedit or text) or one key on its virtual keyboard (a key it does
-/// not consume), and passes on the releases of keys it does not consume.
+/// that changes what the text input shows (`commitAnswersKey`) or one key
+/// on its virtual keyboard (a key it does not consume), and passes on the
+/// releases of keys it does not consume. It also commits when nothing
+/// changes: an empty preedit before each key it passes on (hangul redraws
+/// its panel for every press), the preedit it ends as committed text before
+/// a key it passes on, an empty preedit when it is activated. Those answer
+/// nothing: counted, each key passed on settled two presses, and a kill
+/// while the engine had a backlog lost the keys it had not read yet.
 /// Each answer settles the oldest key of its kind (see `answered`). When the engine goes, what is left is given to
 /// its successor, so a key the dead engine never read is typed once, by the
 /// next one. A key that gets no answer is taken as read after `limit`, once
@@ -176,6 +182,26 @@ public struct KeysInEngine: Sendable, Equatable {
             settled = 1
         }
         sent.removeFirst(settled)
+    }
+
+    /// Whether an engine's commit answers a key: it changes what the text
+    /// input shows (`shownPreedit` before it; committed text and the new
+    /// preedit after), or deletes text. A commit that only ends the preedit
+    /// as the same committed text, or that sends an empty preedit over none,
+    /// answers nothing: fcitx5 sends those before passing a key on, whose
+    /// key on the virtual keyboard is its answer. (An engine that ends its
+    /// preedit on a key it consumes, mozc's Return, leaves that key
+    /// unanswered: given to a successor again if it dies within the bound,
+    /// which types it twice rather than never.)
+    public static func commitAnswersKey(shownPreedit: String, preedit: String, committed: String,
+                                        deletes: Bool) -> Bool {
+        deletes || committed + preedit != shownPreedit
+    }
+
+    /// The engine showed life without answering a key (a commit that
+    /// changes nothing): still working through what it was sent.
+    public mutating func heard(now: Instant) {
+        lastAnswer = now
     }
 
     /// Every unanswered key, in order, emptying the list (the engine is gone).
