@@ -193,7 +193,22 @@ let package = Package(
         // the catch-all rule, lock state, version. Pure Swift, no dependencies;
         // CarrelCore (the compositor side) and AssessmentKit (the client side) re-export it.
         .target(name: "CarrelWire"),
-        .target(name: "CarrelCore", dependencies: ["CarrelWire", "CarrelHelperRequests"]),
+        .target(name: "CarrelCore", dependencies: ["CarrelWire", "CarrelHelperRequests", "CarrelControlProtocol", "CarrelJournalFormat", "CarrelMetricsFormat"]),
+        // The admin control socket's vocabulary: requests and their limits,
+        // responses and the status report, refusal codes, who may connect,
+        // the actor an SSH key names and the ssh forced command's words.
+        // Pure Swift, no dependencies; CarrelCore re-exports it (and fills the
+        // status report from the Invigilator), carrelctl links only this.
+        .target(name: "CarrelControlProtocol"),
+        // One audit record as a systemd journal entry: its fields, MESSAGE_IDs
+        // (dist/journal/carrel.catalog) and the native and export encodings.
+        // Pure Swift, no dependencies; CarrelCore re-exports it and keeps
+        // the pace (which records go one by one) as a decision of its own.
+        .target(name: "CarrelJournalFormat"),
+        // The seat's metrics file, Prometheus' text exposition format: its
+        // families, labels and states. Pure Swift, no dependencies;
+        // CarrelCore re-exports it and keeps following the sessions (SeatMetrics).
+        .target(name: "CarrelMetricsFormat"),
         // What Carrel's processes share with the system: Unix socket addresses,
         // errno as text, bounded reads of files Carrel did not write. Glibc
         // lives here so CarrelCore imports no C module.
@@ -253,10 +268,11 @@ let package = Package(
         // names and the nftables ruleset. CarrelCore re-exports it; the root
         // helper links only this, not the compositor's decisions.
         .target(name: "CarrelHelperRequests"),
-        // The administrator's control tool: talks to carrel's control socket.
+        // The administrator's control tool: talks to carrel's control socket
+        // in its vocabulary (CarrelControlProtocol), not the Desk's.
         .executableTarget(
             name: "carrelctl",
-            dependencies: ["CarrelCore", "CarrelSystem", "CarrelPasscode", "CarrelAudit", "CarrelAttestationVerifier", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+            dependencies: ["CarrelControlProtocol", "CarrelSystem", "CarrelPasscode", "CarrelAudit", "CarrelAttestationVerifier", .product(name: "ArgumentParser", package: "swift-argument-parser")]
         ),
         // A small Wayland client for tests and benchmarks: paints a solid colour
         // or animates, and timestamps its milestones with CLOCK_MONOTONIC.
@@ -275,6 +291,9 @@ let package = Package(
         // The tests' shared helpers (one seeded random generator).
         .target(name: "CarrelTestSupport", path: "Tests/CarrelTestSupport"),
         .testTarget(name: "CarrelCoreTests", dependencies: ["CarrelCore", "CarrelSystem", "CarrelTestSupport"]),
+        .testTarget(name: "CarrelControlProtocolTests", dependencies: ["CarrelControlProtocol"]),
+        .testTarget(name: "CarrelJournalFormatTests", dependencies: ["CarrelJournalFormat"]),
+        .testTarget(name: "CarrelMetricsFormatTests", dependencies: ["CarrelMetricsFormat"]),
         .testTarget(name: "CarrelAuditTests", dependencies: ["CarrelAudit", "CarrelAttestationVerifier"]),
         .testTarget(name: "CarrelPolicyFileTests", dependencies: ["CarrelPolicyFile", "CarrelPasscode", "CarrelCore"]),
         // Safe Exam Browser configurations: .seb files in all their forms, the

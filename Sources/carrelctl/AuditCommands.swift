@@ -1,6 +1,6 @@
 import ArgumentParser
 import CarrelAudit
-import CarrelCore
+import CarrelControlProtocol
 import CarrelSystem
 import Foundation
 
@@ -17,8 +17,8 @@ extension CarrelCtl {
 /// The log both audit commands read, and `--json` (shared with every command;
 /// `--socket` is not used: the log is read directly).
 struct AuditLogFile: ParsableArguments {
-    @Argument(help: ArgumentHelp("The audit log (default \(AuditPolicy.defaultPath)).", valueName: "file"))
-    var path: String = AuditPolicy.defaultPath
+    @Argument(help: ArgumentHelp("The audit log (default \(CarrelPaths.auditLog)).", valueName: "file"))
+    var path: String = CarrelPaths.auditLog
 
     @OptionGroup var options: ControlOptions
     var json: Bool { options.json }

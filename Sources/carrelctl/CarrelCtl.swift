@@ -1,5 +1,5 @@
 import ArgumentParser
-import CarrelCore
+import CarrelControlProtocol
 import CarrelPasscode
 import Glibc
 
@@ -10,7 +10,7 @@ struct CarrelCtl: ParsableCommand {
         abstract: "Controls a running Carrel through its admin control socket.",
         discussion: """
         The socket is --socket PATH, else $CARREL_CONTROL_SOCKET, else \
-        \(ControlPolicy.defaultSocketPath). Only root, members of the group \
+        \(CarrelPaths.controlSocket). Only root, members of the group \
         the policy names ([control] group), or — when Carrel runs \
         unprivileged — Carrel's own user may use it.
 
@@ -32,7 +32,7 @@ struct CarrelCtl: ParsableCommand {
 
 /// Options every command takes.
 struct ControlOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("The control socket (default: $CARREL_CONTROL_SOCKET, else \(ControlPolicy.defaultSocketPath)).", valueName: "path"))
+    @Option(name: .long, help: ArgumentHelp("The control socket (default: $CARREL_CONTROL_SOCKET, else \(CarrelPaths.controlSocket)).", valueName: "path"))
     var socket: String?
 
     @Flag(name: .long, help: "Print Carrel's answer as one JSON object (errors too).")
@@ -41,7 +41,7 @@ struct ControlOptions: ParsableArguments {
     var socketPath: String {
         if let socket { return socket }
         if let value = getenv("CARREL_CONTROL_SOCKET"), value.pointee != 0 { return String(cString: value) }
-        return ControlPolicy.defaultSocketPath
+        return CarrelPaths.controlSocket
     }
 }
 

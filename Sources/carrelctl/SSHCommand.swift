@@ -1,5 +1,5 @@
 import ArgumentParser
-import CarrelCore
+import CarrelControlProtocol
 import Glibc
 
 extension CarrelCtl {

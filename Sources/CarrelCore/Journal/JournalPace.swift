@@ -86,3 +86,11 @@ public struct JournalPace: Sendable {
         return held
     }
 }
+
+extension JournalEntry {
+    /// The entry that stands for the records `summary` counts (the journal
+    /// entry format is a module of its own; the pace is Carrel's decision).
+    public init(coalesced summary: JournalPace.Summary, run: String? = nil) {
+        self.init(coalescedByKind: summary.byKind, seqs: summary.seqs, window: summary.window.secondsText, run: run)
+    }
+}

@@ -3,50 +3,18 @@
 /// interruptions and sessions since Carrel started. Fed by the session the
 /// Invigilator holds live, the events sent on sessions and the blocked
 /// attempts the audit log records; rendered in Prometheus' text exposition
-/// format for node-exporter's textfile collector.
+/// format for node-exporter's textfile collector (`SeatExposition`, the
+/// format's own module).
 ///
 /// Every label is a closed set (states, audit kinds, interruption reasons,
 /// outcomes): no session id, name or free text reaches a metric, so the
 /// room's time series stay few and say nothing about who sits where.
 public struct SeatMetrics: Sendable, Equatable {
-    /// The seat's state, as an invigilator's board shows it.
-    public enum State: String, CaseIterable, Sendable {
-        /// No session is pending or begun.
-        case idle
-        /// `begin` accepted; restrictions going up, waiting for `began`.
-        case pending
-        /// `began` sent: the exam is running.
-        case active
-        /// Interrupted by something that needs a person: a restriction
-        /// stopped holding, an administrator, or an unknown cause.
-        case interrupted
-        /// Interrupted because the session is over (time limit, Carrel
-        /// stopping); restrictions hold until the app ends it. Kept apart
-        /// from `interrupted` so a whole room reaching its time limit raises
-        /// no alert.
-        case ending
-
-        /// The state of a seat whose live session is in `phase` (nil: none).
-        public init(_ phase: SessionPhase?) {
-            switch phase {
-            case nil, .failed?, .ended?: self = .idle
-            case .restricting?, .awaitingConfirmation?, .awaitingPresentation?: self = .pending
-            case .active?: self = .active
-            case .interrupted(.timeLimit)?, .interrupted(.shutdown)?: self = .ending
-            case .interrupted?: self = .interrupted
-            }
-        }
-    }
-
+    /// The seat's state, as an invigilator's board shows it (the metrics
+    /// file's format is a module of its own, `CarrelMetricsFormat`).
+    public typealias State = SeatExposition.State
     /// How a session that was begun (or refused) came to an end.
-    public enum Outcome: String, CaseIterable, Sendable {
-        /// `ended` was sent: the app ended it.
-        case ended
-        /// `failed` was sent: refused at `begin`, or failed before `began`.
-        case failed
-        /// Its client destroyed it or disconnected while it was live.
-        case destroyed
-    }
+    public typealias Outcome = SeatExposition.Outcome
 
     /// Carrel's version, the one free-text label (it comes from the build).
     public let version: String
@@ -141,52 +109,29 @@ public struct SeatMetrics: Sendable, Equatable {
 
     // MARK: - Rendering
 
-    /// The file node-exporter serves: Prometheus' text exposition format
-    /// (version 0.0.4), every series present from the start so that
-    /// `increase()` sees the first attempt.
-    public var exposition: String {
-        var text = ""
-        func family(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: String)]) {
-            text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
-            for sample in samples { text += "\(name)\(sample.labels) \(sample.value)\n" }
-        }
-        family("carrel_build_info", "gauge", "Carrel's version on this seat; always 1.",
-               [("{version=\"\(Self.escaped(version))\"}", "1")])
-        family("carrel_session_state", "gauge", "The seat's session state: 1 for the current state, 0 for the others.",
-               State.allCases.map { ("{state=\"\($0.rawValue)\"}", $0 == state ? "1" : "0") })
-        family("carrel_session_state_since_seconds", "gauge", "When the seat entered its current state, in seconds since the Unix epoch.",
-               [("", String(stateSince))])
-        family("carrel_session_deadline_seconds", "gauge", "When the session's time limit passes, in seconds since the Unix epoch; 0 when no time limit runs.",
-               [("", String(deadline ?? 0))])
-        family("carrel_blocked_attempts_total", "counter", "Attempts to get around a session's restrictions that Carrel blocked, by kind.",
-               Self.ordered(blockedAttempts, AuditKind.all + blockedAttempts.keys.filter { !AuditKind.all.contains($0) }.sorted())
-                   .map { ("{kind=\"\(Self.escaped($0.key))\"}", String($0.value)) })
-        family("carrel_interruptions_total", "counter", "Sessions interrupted, by cause.",
-               InterruptionReason.allCases.map { ("{cause=\"\($0.protocolName)\"}", String(interruptions[$0] ?? 0)) })
-        family("carrel_sessions_total", "counter", "Sessions that came to an end (or were refused), by outcome.",
-               Outcome.allCases.map { ("{outcome=\"\($0.rawValue)\"}", String(sessions[$0] ?? 0)) })
-        if let auditChainOK {
-            family("carrel_audit_chain_ok", "gauge", "1 when the audit log's chain verified at start and every write since succeeded, else 0.",
-                   [("", auditChainOK ? "1" : "0")])
-        }
-        return text
+    /// The values as the metrics file shows them: every audit kind and
+    /// every cause listed, 0 included, kinds in `AuditKind.all`'s order.
+    public var report: SeatExposition {
+        let kinds = AuditKind.all + blockedAttempts.keys.filter { !AuditKind.all.contains($0) }.sorted()
+        return SeatExposition(version: version, state: state, stateSince: stateSince, deadline: deadline,
+                              blockedAttempts: kinds.map { ($0, blockedAttempts[$0] ?? 0) },
+                              interruptions: InterruptionReason.allCases.map { ($0.protocolName, interruptions[$0] ?? 0) },
+                              sessions: sessions, auditChainOK: auditChainOK)
     }
 
-    private static func ordered(_ counts: [String: UInt64], _ keys: [String]) -> [(key: String, value: UInt64)] {
-        keys.map { ($0, counts[$0] ?? 0) }
-    }
+    /// The file node-exporter serves (`SeatExposition.text`).
+    public var exposition: String { report.text }
+}
 
-    /// A label value as the exposition format quotes it.
-    static func escaped(_ value: String) -> String {
-        var out = ""
-        for character in value {
-            switch character {
-            case "\\": out += "\\\\"
-            case "\"": out += "\\\""
-            case "\n": out += "\\n"
-            default: out.append(character)
-            }
+extension SeatExposition.State {
+    /// The state of a seat whose live session is in `phase` (nil: none).
+    public init(_ phase: SessionPhase?) {
+        switch phase {
+        case nil, .failed?, .ended?: self = .idle
+        case .restricting?, .awaitingConfirmation?, .awaitingPresentation?: self = .pending
+        case .active?: self = .active
+        case .interrupted(.timeLimit)?, .interrupted(.shutdown)?: self = .ending
+        case .interrupted?: self = .interrupted
         }
-        return out
     }
 }

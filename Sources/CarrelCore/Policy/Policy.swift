@@ -323,7 +323,7 @@ public struct ControlPolicy: Sendable, Equatable {
     /// A group whose members may use it besides root; nil: root only.
     public var group: String?
 
-    public static let defaultSocketPath = "/run/carrel/control.sock"
+    public static let defaultSocketPath = CarrelPaths.controlSocket
 
     public init(socketPath: String = ControlPolicy.defaultSocketPath, group: String? = nil) {
         self.socketPath = socketPath
@@ -336,7 +336,7 @@ public struct AuditPolicy: Sendable, Equatable {
     /// The JSON-lines file records are appended to.
     public var path: String
 
-    public static let defaultPath = "/var/log/carrel/audit.jsonl"
+    public static let defaultPath = CarrelPaths.auditLog
 
     public init(path: String = AuditPolicy.defaultPath) {
         self.path = path

@@ -37,18 +37,20 @@ public struct JournalEntry: Sendable {
     }
 
     /// The entry that stands for audit records the journal was not sent one
-    /// by one (`JournalPace`): how many, of which kinds, and their sequence
-    /// numbers, so the journal still accounts for every record.
-    public init(coalesced summary: JournalPace.Summary, run: String? = nil) {
-        let kinds = summary.byKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        let ranges = Self.ranges(summary.seqs)
-        fields = [("MESSAGE", "carrel: \(summary.count) audit records in the last \(summary.window.secondsText) sent to the journal as this one (\(kinds)); each is in the audit log, seq \(ranges)"),
+    /// by one (CarrelCore's `JournalPace` holds them back): how many, of
+    /// which kinds (`byKind`: count by `CARREL_KIND`), their sequence numbers,
+    /// and the window they were held in as log lines show it ("10.000s"), so
+    /// the journal still accounts for every record.
+    public init(coalescedByKind byKind: [String: UInt64], seqs: [UInt64], window: String, run: String? = nil) {
+        let kinds = byKind.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        let ranges = Self.ranges(seqs)
+        fields = [("MESSAGE", "carrel: \(seqs.count) audit records in the last \(window) sent to the journal as this one (\(kinds)); each is in the audit log, seq \(ranges)"),
                   ("MESSAGE_ID", Self.messageID(for: Self.coalescedEvent)),
                   ("PRIORITY", "4"),
                   ("SYSLOG_IDENTIFIER", "carrel"),
                   ("CARREL_EVENT", Self.coalescedEvent),
-                  ("CARREL_COUNT", String(summary.count)),
-                  ("CARREL_KIND", summary.byKind.keys.sorted().joined(separator: ","))]
+                  ("CARREL_COUNT", String(seqs.count)),
+                  ("CARREL_KIND", byKind.keys.sorted().joined(separator: ","))]
         if let run { fields.append(("CARREL_RUN", run)) }
         fields.append(("CARREL_AUDIT_SEQ_RANGES", ranges))
     }

@@ -153,7 +153,7 @@ public enum ControlRequest: Sendable, Hashable {
     }
 
     /// A word as a message may echo it: short, control characters as "?".
-    static func shown(_ word: String) -> String {
+    public static func shown(_ word: String) -> String {
         String(String.UnicodeScalarView(word.unicodeScalars.prefix(64).map {
             $0.properties.generalCategory == .control ? "?" : $0
         }))

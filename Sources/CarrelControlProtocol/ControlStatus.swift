@@ -51,6 +51,17 @@ public struct ControlStatus: Sendable, Hashable, Codable {
         /// Seconds until the time limit passes; nil before `began`.
         public var timeLeftSeconds: UInt64?
 
+        public init(id: UInt64, phase: String, app: App, participants: [String], timeLimitSeconds: UInt32,
+                    addedSeconds: UInt32, timeLeftSeconds: UInt64?) {
+            self.id = id
+            self.phase = phase
+            self.app = app
+            self.participants = participants
+            self.timeLimitSeconds = timeLimitSeconds
+            self.addedSeconds = addedSeconds
+            self.timeLeftSeconds = timeLeftSeconds
+        }
+
         private enum CodingKeys: String, CodingKey {
             case id, phase, app, participants, timeLimitSeconds, addedSeconds, timeLeftSeconds
         }
@@ -77,6 +88,12 @@ public struct ControlStatus: Sendable, Hashable, Codable {
         /// The role its socket gave it ("unknown" if it is gone).
         public var role: String
 
+        public init(client: UInt64, pid: Int32?, role: String) {
+            self.client = client
+            self.pid = pid
+            self.role = role
+        }
+
         private enum CodingKeys: String, CodingKey { case client, pid, role }
 
         /// `pid` is `null` when unknown, never missing.
@@ -99,44 +116,28 @@ public struct ControlStatus: Sendable, Hashable, Codable {
         public var compositorEnforcedDenials: [String]
         public var participants: [String]
 
-        public init(_ set: RestrictionSet) {
-            hideUntrustedWindows = set.hideUntrustedWindows
-            refuseCapture = set.refuseCapture
-            isolateClipboard = set.isolateClipboard
-            inputOnlyToSession = set.inputOnlyToSession
-            allowedFeatures = set.allowedFeatures.sorted().map(\.protocolName)
-            compositorEnforcedDenials = set.compositorEnforcedDenials.sorted().map(\.protocolName)
-            participants = set.participants
+        public init(hideUntrustedWindows: Bool, refuseCapture: Bool, isolateClipboard: Bool, inputOnlyToSession: Bool,
+                    allowedFeatures: [String], compositorEnforcedDenials: [String], participants: [String]) {
+            self.hideUntrustedWindows = hideUntrustedWindows
+            self.refuseCapture = refuseCapture
+            self.isolateClipboard = isolateClipboard
+            self.inputOnlyToSession = inputOnlyToSession
+            self.allowedFeatures = allowedFeatures
+            self.compositorEnforcedDenials = compositorEnforcedDenials
+            self.participants = participants
         }
     }
 
-    /// The report for `invigilator`'s state at `now`. `owner` gives the pid
-    /// and role of a session's client (the compositor knows them); `clients`
-    /// counts connections by role.
-    public init(mode: String, invigilator: Invigilator, now: Instant,
-                owner: (ClientID) -> (pid: Int32?, role: Role?),
-                clients: [Role: Int], metrics: Metrics? = nil) {
+    /// The report as the compositor fills it in (CarrelCore builds it from
+    /// the Invigilator's state).
+    public init(mode: String, state: String, session: Session?, restrictions: Restrictions?,
+                clients: [String: Int], metrics: Metrics? = nil) {
         self.mode = mode
+        self.state = state
+        self.session = session
+        self.restrictions = restrictions
+        self.clients = clients
         self.metrics = metrics
-        let live = invigilator.liveSession
-        state = Self.state(of: live?.phase)
-        session = live.map { record in
-            let info = owner(record.owner)
-            var left: UInt64?
-            if record.phase.hasBegun, let began = record.beganAt {
-                let deadline = began.advanced(bySeconds: record.timeLimit)
-                left = UInt64(deadline.duration(since: now).components.seconds)
-            }
-            return Session(id: record.id.raw, phase: record.phase.description,
-                           app: App(client: record.owner.raw, pid: info.pid, role: info.role?.rawValue ?? "unknown"),
-                           participants: record.configuration.participants,
-                           timeLimitSeconds: record.timeLimit, addedSeconds: record.addedTime,
-                           timeLeftSeconds: left)
-        }
-        restrictions = invigilator.restrictionsInForce.map(Restrictions.init)
-        var counts: [String: Int] = [:]
-        for role in Role.allCases { counts[role.rawValue] = clients[role] ?? 0 }
-        self.clients = counts
     }
 
     private enum CodingKeys: String, CodingKey {
@@ -152,15 +153,5 @@ public struct ControlStatus: Sendable, Hashable, Codable {
         try container.encode(restrictions, forKey: .restrictions)
         try container.encode(clients, forKey: .clients)
         try container.encode(metrics, forKey: .metrics)
-    }
-
-    /// The coarse state an administrator sees for the live session's phase.
-    public static func state(of phase: SessionPhase?) -> String {
-        switch phase {
-        case nil, .failed?, .ended?: return "none"
-        case .restricting?, .awaitingConfirmation?, .awaitingPresentation?: return "beginning"
-        case .active?: return "active"
-        case .interrupted?: return "ending"
-        }
     }
 }
