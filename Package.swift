@@ -259,7 +259,7 @@ let package = Package(
         ),
         // The privileged helper: the few operations that need root (nftables,
         // starting programs as other users), on a socket only Carrel's user may
-        // use, in a closed vocabulary (CarrelCore's PrivilegedRequest).
+        // use, in a closed vocabulary (CarrelHelperRequests' PrivilegedRequest; it links no part of CarrelCore).
         .executableTarget(
             name: "carrel-privileged",
             dependencies: ["CarrelHelperRequests", "CarrelSystem", "CarrelFDPassing"]
