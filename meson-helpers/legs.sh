@@ -39,6 +39,27 @@ carrel_legs_init() {
 
 carrel_leg_current=""
 carrel_leg_started=0
+carrel_leg_cpu0=""
+
+# carrel_cpu_sample: the machine's busy and total CPU time so far (jiffies
+# from /proc/stat's first line, "busy total"); a leg's share of busy cores is
+# the difference over its run. Machine-wide, so a leg run beside another
+# counts both: it says whether a leg left cores idle that another could use.
+carrel_cpu_sample() {
+  local _ user nice system idle iowait irq softirq steal rest
+  read -r _ user nice system idle iowait irq softirq steal rest </proc/stat || { echo "0 0"; return; }
+  local busy=$(( user + nice + system + irq + softirq + steal ))
+  echo "$busy $(( busy + idle + iowait ))"
+}
+
+# carrel_cpu_share "BUSY0 TOTAL0": the percentage of the machine's CPU time
+# that was busy since that sample.
+carrel_cpu_share() {
+  local b0 t0 b1 t1
+  read -r b0 t0 <<<"$1"
+  read -r b1 t1 <<<"$(carrel_cpu_sample)"
+  if [ $(( t1 - t0 )) -gt 0 ]; then echo $(( 100 * (b1 - b0) / (t1 - t0) )); else echo "?"; fi
+}
 carrel_legs_cleanup=()  # paths removed at exit
 
 # step NAME...: ends the running leg (as passed) and starts the next one. A
@@ -52,6 +73,7 @@ step() {
   carrel_leg_current="$CARREL_LEGS_DIR/$(printf '%03d' "$n")"
   printf 'name=%s\n' "$*" >"$carrel_leg_current.leg"
   carrel_leg_started=$(date +%s)
+  carrel_leg_cpu0="$(carrel_cpu_sample)"
   export CARREL_SKIP_LOG="$carrel_leg_current.skips"
 }
 
@@ -62,7 +84,7 @@ carrel_leg_end() {
   local status="$1"
   # A leg that said it skipped keeps that status.
   grep -q '^status=' "$carrel_leg_current.leg" 2>/dev/null || printf 'status=%s\n' "$status" >>"$carrel_leg_current.leg"
-  printf 'secs=%s\n' "$secs" >>"$carrel_leg_current.leg"
+  printf 'secs=%s\ncpu=%s\n' "$secs" "$(carrel_cpu_share "$carrel_leg_cpu0")" >>"$carrel_leg_current.leg"
   echo "--- ${secs}s: $(sed -n 's/^name=//p' "$carrel_leg_current.leg")"
   carrel_leg_current=""
   unset CARREL_SKIP_LOG
@@ -105,6 +127,7 @@ carrel_leg_beside() {
   carrel_leg_beside_current="$CARREL_LEGS_DIR/$(printf '%03d' "$n")"
   printf 'name=%s (beside the legs after it)\n' "$name" >"$carrel_leg_beside_current.leg"
   carrel_leg_beside_started=$(date +%s)
+  carrel_leg_beside_cpu0="$(carrel_cpu_sample)"
   echo
   echo "==> $name: runs beside the next legs; its output follows when it ends"
   # A session of its own, so that a failure elsewhere can end all of it
@@ -127,7 +150,7 @@ carrel_leg_join() {
   cat "$carrel_leg_beside_current.log"
   if [ "$rc" -eq 0 ]; then printf 'status=ok\n' >>"$carrel_leg_beside_current.leg"
   else printf 'status=FAILED\n' >>"$carrel_leg_beside_current.leg"; fi
-  printf 'secs=%s\n' "$secs" >>"$carrel_leg_beside_current.leg"
+  printf 'secs=%s\ncpu=%s\n' "$secs" "$(carrel_cpu_share "$carrel_leg_beside_cpu0")" >>"$carrel_leg_beside_current.leg"
   echo "--- ${secs}s: $name"
   carrel_leg_beside_current=""
   return "$rc"
@@ -148,20 +171,21 @@ carrel_legs_exit() {
 }
 
 carrel_legs_summary() {
-  local rc="$1" leg name status secs skips count=0 total=0
+  local rc="$1" leg name status secs cpu skips count=0 total=0
   echo
-  echo "==> legs (wall time)"
+  echo "==> legs (wall time; cpu: how busy the machine's cores were meanwhile, every process counted)"
   for leg in "$CARREL_LEGS_DIR"/*.leg; do
     [ -e "$leg" ] || continue
     name="$(sed -n 's/^name=//p' "$leg")"
     status="$(sed -n 's/^status=//p' "$leg" | head -n1)"
     secs="$(sed -n 's/^secs=//p' "$leg" | head -n1)"
+    cpu="$(sed -n 's/^cpu=//p' "$leg" | head -n1)"
     # A leg of a script that exited without ending it (a failed sub-script).
     [ -n "$status" ] || status=FAILED
-    printf '  %-18s %6ss  %s\n' "$status" "${secs:-?}" "$name"
+    printf '  %-18s %6ss  cpu %3s%%  %s\n' "$status" "${secs:-?}" "${cpu:-?}" "$name"
     total=$(( total + ${secs:-0} ))
   done
-  printf '  %-18s %6ss  (all legs)\n' "" "$total"
+  printf '  %-18s %6ss            (all legs; those beside others counted twice)\n' "" "$total"
   echo
   echo "==> skips (with their reasons)"
   for leg in "$CARREL_LEGS_DIR"/*.leg; do

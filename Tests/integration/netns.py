@@ -143,3 +143,29 @@ class NetWorld(World):
 
 def log_text(world) -> str:
     return world.carrel.stderr_path.read_text(errors="replace")
+
+
+class FakeUnit:
+    """A cgroup `system.slice/NAME` standing in for one of the seat's own
+    services (sshd, node-exporter, …), made in the cgroup v2 hierarchy, as
+    systemd makes one per running unit; `connect` runs netprobe inside it."""
+
+    def __init__(self, ns: Namespace, name: str) -> None:
+        self.ns, self.path = ns, f"/sys/fs/cgroup/system.slice/{name}"
+        self.made_slice = False
+        r = self.sh(f"[ -d /sys/fs/cgroup/system.slice ] && echo there || mkdir /sys/fs/cgroup/system.slice")
+        self.made_slice = r.stdout.strip() != "there"
+        self.sh(f"mkdir {self.path}")
+
+    def sh(self, script: str) -> subprocess.CompletedProcess:
+        return self.ns.exec(["unshare", "-m", "sh", "-c", MOUNT_CGROUP2 + script])
+
+    def connect(self) -> str:
+        r = self.ns.exec(["unshare", "-m", "sh", "-c",
+                          MOUNT_CGROUP2 + f'echo $$ > {self.path}/cgroup.procs && exec "$0" "$@"',
+                          sys.executable, NETPROBE, "connect", PORT], check=False)
+        return r.stdout.strip()
+
+    def remove(self) -> None:
+        self.ns.exec(["unshare", "-m", "sh", "-c", MOUNT_CGROUP2 + f"rmdir {self.path}"
+                      + (" && rmdir /sys/fs/cgroup/system.slice" if self.made_slice else "")], check=False)

@@ -53,9 +53,8 @@ import pytest
 import carrel_harness as h
 from assessment_protocol import INTEGRITY, RESTRICTION_FAILED, SESSION_WIRE
 from media_bus import Player, media_world
-from netns import SYSTEM_PYTHON, Namespace, NetWorld, begin_session, log_text, start_server, tool
+from netns import SYSTEM_PYTHON, FakeUnit, Namespace, NetWorld, begin_session, log_text, start_server, tool
 from privileged_setup import PrivilegedWorld
-from test_providers import FakeUnit
 
 HERE = Path(__file__).resolve().parent
 PARTICIPANT_UNAVAILABLE = SESSION_WIRE.failure_reason.participant_unavailable.value

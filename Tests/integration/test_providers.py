@@ -34,7 +34,7 @@ import carrel_harness as h
 from assessment_protocol import INTEGRITY, RESTRICTION_FAILED, lock_only
 from carrel_clients import World
 from media_bus import Player, media_world
-from netns import (MOUNT_CGROUP2, NETPROBE, PORT, SYSTEM_PYTHON, Namespace, NetWorld, app_connect, begin_session,
+from netns import (MOUNT_CGROUP2, NETPROBE, PORT, SYSTEM_PYTHON, FakeUnit, Namespace, NetWorld, app_connect, begin_session,
                    log_text, run, start_server, tool)
 
 HERE = Path(__file__).resolve().parent
@@ -174,32 +174,6 @@ def test_network_established_connection_of_another_process_stops(carrel, procs, 
     a.expect("session s ended")
     assert h.wait_until(lambda: not netns.table_exists(), 5)
     w.alive()
-
-
-class FakeUnit:
-    """A cgroup `system.slice/NAME` standing in for one of the seat's own
-    services (sshd, node-exporter, …), made in the cgroup v2 hierarchy, as
-    systemd makes one per running unit; `connect` runs netprobe inside it."""
-
-    def __init__(self, ns: Namespace, name: str) -> None:
-        self.ns, self.path = ns, f"/sys/fs/cgroup/system.slice/{name}"
-        self.made_slice = False
-        r = self.sh(f"[ -d /sys/fs/cgroup/system.slice ] && echo there || mkdir /sys/fs/cgroup/system.slice")
-        self.made_slice = r.stdout.strip() != "there"
-        self.sh(f"mkdir {self.path}")
-
-    def sh(self, script: str) -> subprocess.CompletedProcess:
-        return self.ns.exec(["unshare", "-m", "sh", "-c", MOUNT_CGROUP2 + script])
-
-    def connect(self) -> str:
-        r = self.ns.exec(["unshare", "-m", "sh", "-c",
-                          MOUNT_CGROUP2 + f'echo $$ > {self.path}/cgroup.procs && exec "$0" "$@"',
-                          sys.executable, NETPROBE, "connect", PORT], check=False)
-        return r.stdout.strip()
-
-    def remove(self) -> None:
-        self.ns.exec(["unshare", "-m", "sh", "-c", MOUNT_CGROUP2 + f"rmdir {self.path}"
-                      + (" && rmdir /sys/fs/cgroup/system.slice" if self.made_slice else "")], check=False)
 
 
 def test_network_the_seats_own_services_the_policy_names_keep_it(carrel, procs, logdir, logs, tmp_path,

@@ -6,6 +6,7 @@ a small script on meson-helpers/legs.sh, test-all's legs."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 
 import pytest
@@ -122,6 +123,7 @@ set -euo pipefail
 source "$LEGS_SH"
 carrel_legs_init "$ARTIFACTS/legs"
 step "builds"
+sleep 0.3
 printf 'skipped\\tTests/integration/test_x.py::test_y\\tfrobnicate is not installed\\n' >>"$CARREL_SKIP_LOG"
 step "under ThreadSanitizer"
 carrel_leg_skip tsan-runtime-absent "no libclang_rt.tsan here"
@@ -144,14 +146,25 @@ def run_legs(tmp_path, ci: str | None, fail_last: bool = False):
     return subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=30)
 
 
-def legs_table(out: str) -> dict:
-    table = out.split("==> legs (wall time)\n", 1)[1].split("\n\n", 1)[0]
-    rows = {}
+LEG_ROW = re.compile(r"(?P<secs>\S+)s\s+(?:cpu\s+(?P<cpu>\S+)%\s+)?(?P<name>.*)")
+
+
+def legs_rows(out: str) -> list[dict]:
+    """The summary's table of legs: status, secs, cpu (how busy the cores
+    were meanwhile) and name of each row; the total's name is "(all legs)"."""
+    table = out.split("==> legs (wall time", 1)[1].split("\n", 1)[1].split("\n\n", 1)[0]
+    rows = []
     for line in table.splitlines():
-        status, rest = line[:21].strip(), line[21:].strip()
-        secs, name = rest.split("s  ", 1)
-        rows[name] = status
+        row = LEG_ROW.fullmatch(line[21:].strip()).groupdict()
+        row["status"] = line[:21].strip()
+        if row["name"].startswith("(all legs"):
+            row["name"] = "(all legs)"
+        rows.append(row)
     return rows
+
+
+def legs_table(out: str) -> dict:
+    return {row["name"]: row["status"] for row in legs_rows(out)}
 
 
 def test_outside_ci_a_leg_may_skip_and_the_summary_lists_legs_and_skips(tmp_path):
@@ -164,6 +177,13 @@ def test_outside_ci_a_leg_may_skip_and_the_summary_lists_legs_and_skips(tmp_path
     assert "no libclang_rt.tsan here" in skips and "[allowed: the Swift toolchain ships without" in skips
     assert "bench/run needs root" in skips and "[skipped]" in skips
     assert "no step failed" in r.stdout and "(3 skips, listed above)" in r.stdout
+    # Each leg says how busy the machine's cores were while it ran (0-100 %;
+    # "?" for one too short for the kernel's tick to count).
+    rows = {row["name"]: row for row in legs_rows(r.stdout)}
+    assert 0 <= int(rows["builds"]["cpu"]) <= 100, rows
+    for name, row in rows.items():
+        if name != "(all legs)":
+            assert row["cpu"] == "?" or 0 <= int(row["cpu"]) <= 100, row
 
 
 def test_under_ci_a_leg_that_skips_fails_and_the_summary_still_comes(tmp_path):
