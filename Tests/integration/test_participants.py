@@ -362,8 +362,11 @@ def test_the_probe_as_a_participant_is_blocked_from_capture_layers_privileged_gl
     world.alive()
 
 
-def processes_on(socket_name: str) -> list[int]:
-    """Every process whose environment points WAYLAND_DISPLAY at a socket named socket_name."""
+def processes_on(world, socket_name: str) -> list[int]:
+    """Every process whose environment points WAYLAND_DISPLAY at this world's
+    socket socket_name (its whole path: another Carrel's participant of the
+    same name, in a suite run beside this one, is not this one's)."""
+    wanted = b"WAYLAND_DISPLAY=" + str(Path(world.app_display).parent / socket_name).encode()
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -371,7 +374,7 @@ def processes_on(socket_name: str) -> list[int]:
                 environ = Path(f"/proc/{entry}/environ").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if any(e.startswith(b"WAYLAND_DISPLAY=") and e.endswith(b"/" + socket_name.encode()) for e in environ):
+            if wanted in environ:
                 found.append(int(entry))
     return found
 
@@ -380,12 +383,12 @@ def test_a_participant_started_through_a_shell_ends_with_everything_it_started(m
     world = make_world()
     a = begin_with(world, "wrapped")
     a.began()
-    running = processes_on("participant-wrapped")
+    running = processes_on(world, "participant-wrapped")
     assert len(running) >= 3, f"expected the shell, carrel-paint and sleep, found {running}"
     a.send("end s")
     a.expect("session s ended")
-    assert h.wait_until(lambda: processes_on("participant-wrapped") == [], 3), \
-        f"left behind after ended: {processes_on('participant-wrapped')}"
+    assert h.wait_until(lambda: processes_on(world, "participant-wrapped") == [], 3), \
+        f"left behind after ended: {processes_on(world, 'participant-wrapped')}"
     world.alive()
 
 
@@ -399,7 +402,7 @@ def test_a_participant_that_exits_at_once_or_shows_no_window_fails_the_begin(mak
     assert participant in m.group(3) and why in m.group(3), m.group(0)
     wait_lock_state(a, INACTIVE)
     assert participant_sockets(world) == []
-    assert processes_on(f"participant-{participant}") == [], "the participant outlived its failed begin"
+    assert processes_on(world, f"participant-{participant}") == [], "the participant outlived its failed begin"
     world.alive()
 
 
