@@ -158,7 +158,8 @@ public struct URLFilter: @unchecked Sendable {
         }
         if webSocket, case .block(let rule) = decideWebSocket(url), decide(url) == .allow {
             // What WebKit will do, where a rule it cannot take makes it stricter.
-            return "block \(url): rule \(rule ?? "") cannot be given to WebKit for WebSockets (see --explain)"
+            return rule.map { "block \(url): rule \($0) cannot be given to WebKit for WebSockets (see --explain)" }
+                ?? "block \(url): WebKit's rules for WebSockets do not allow it"
         }
         switch decide(url) {
         case .allow: return "allow \(url)"
