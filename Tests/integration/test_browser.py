@@ -1075,11 +1075,12 @@ def websocket_echo():
     server.close()
 
 
-# A quiz that opens a WebSocket to each URL of SOCKETS at once, sends each a
-# line and waits for it back, posts what each got (echoed, or the error the
+# A quiz that opens a WebSocket to each URL of SOCKETS at once, and from a
+# worker (a blob:, as a page makes one) to each of WORKER_SOCKETS, sends each
+# a line and waits for it back, posts what each got (echoed, or the error the
 # page saw) and leaves through the quit URL.
 WEBSOCKET_QUIZ = """<!doctype html><html><head><meta charset="utf-8"><title>Quiz</title></head>
-<body><h1>Question 1</h1><script>
+<body><h1>Question 1</h1><script id="sockets">
 function openSocket(url) {
   return new Promise(function (resolve) {
     var done = false;
@@ -1093,8 +1094,21 @@ function openSocket(url) {
     setTimeout(function () { end("timeout"); }, 15000);
   });
 }
-Promise.all(SOCKETS.map(openSocket)).then(function (got) {
-  fetch("/report", {method: "POST", body: JSON.stringify({websockets: got})}).then(function () { location.href = "/quit"; });
+</script><script>
+var code = document.getElementById("sockets").textContent
+    + "onmessage = function (e) { Promise.all(e.data.map(openSocket)).then(function (got) { postMessage(got); }); };";
+var fromWorker = new Promise(function (resolve) {
+  try {
+    var worker = new Worker(URL.createObjectURL(new Blob([code], {type: "text/javascript"})));
+    worker.onmessage = function (e) { resolve(e.data); };
+    worker.onerror = function () { resolve(["worker failed"]); };
+    worker.postMessage(WORKER_SOCKETS);
+  } catch (e) { resolve(["worker threw " + e.name]); }
+  setTimeout(function () { resolve(["worker timeout"]); }, 20000);
+});
+Promise.all([Promise.all(SOCKETS.map(openSocket)), fromWorker]).then(function (got) {
+  fetch("/report", {method: "POST", body: JSON.stringify({websockets: got[0], worker: got[1]})})
+    .then(function () { location.href = "/quit"; });
 });
 </script></body></html>"""
 
@@ -1105,8 +1119,9 @@ def test_with_the_content_filter_websockets_follow_the_rules_as_seb_reads_them(c
     names the ws scheme or no scheme at all; one they block never reaches
     the server (it records no connection) and the page sees an error: no
     rule allows it, a block rule comes first, or the only rule for it names
-    http (a rule's scheme is compared as written, as in SEB). What connects
-    is exactly what carrel-browser --check allows."""
+    http (a rule's scheme is compared as written, as in SEB). A worker's
+    WebSockets are held to the same rules. What connects is exactly what
+    carrel-browser --check allows."""
     ws = f"ws://127.0.0.1:{websocket_echo.port}"
     rules = [(0, "secret", True),
              (1, f"ws://127.0.0.1:{websocket_echo.port}/ws-allowed", False),
@@ -1114,8 +1129,10 @@ def test_with_the_content_filter_websockets_follow_the_rules_as_seb_reads_them(c
              (1, f"http://127.0.0.1:{websocket_echo.port}/ws-http-rule", False)]
     sockets = {f"{ws}/ws-allowed": True, f"{ws}/ws-any-1": True, f"{ws}/ws-any-secret": False,
                f"{ws}/ws-http-rule": False, f"{ws}/ws-nothing": False}
+    from_worker = {f"{ws}/ws-any-worker": True, f"{ws}/ws-worker-nothing": False}
     lms.pages["/exam.seb"] = seb_xml(lms, content_filter=True, rules=rules).encode()
-    lms.pages["/quiz.html"] = WEBSOCKET_QUIZ.replace("SOCKETS", json.dumps(list(sockets))).encode()
+    lms.pages["/quiz.html"] = (WEBSOCKET_QUIZ.replace("WORKER_SOCKETS", json.dumps(list(from_worker)))
+                               .replace("SOCKETS", json.dumps(list(sockets))).encode())
     c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), f"seb://127.0.0.1:{lms.port}/exam.seb"],
                      wait_ready=False)
     status = c.wait_exit(timeout=PAGE_TIMEOUT * 2)
@@ -1124,9 +1141,12 @@ def test_with_the_content_filter_websockets_follow_the_rules_as_seb_reads_them(c
     assert len(lms.reports) == 1, f"reports {lms.reports}; carrel-browser said {got}"
     seen = dict(zip(sockets, lms.reports[0]["websockets"]))
     assert seen == {url: "echoed" if allowed else "error" for url, allowed in sockets.items()}, seen
+    seen = dict(zip(from_worker, lms.reports[0]["worker"]))
+    assert seen == {url: "echoed" if allowed else "error" for url, allowed in from_worker.items()}, \
+        f"from the worker: {lms.reports[0]['worker']}"
     connections = websocket_echo.paths()
-    assert sorted(connections) == sorted(url.removeprefix(ws) for url, allowed in sockets.items() if allowed), \
-        f"the echo server saw {connections}"
+    assert sorted(connections) == sorted(url.removeprefix(ws) for url, allowed in {**sockets, **from_worker}.items()
+                                         if allowed), f"the echo server saw {connections}"
 
     check = subprocess.run([str(browser_bin), *[a for url in sockets for a in ("--check", url)],
                             f"seb://127.0.0.1:{lms.port}/exam.seb"], capture_output=True, text=True, timeout=30)
