@@ -108,7 +108,8 @@ struct WebSocketRulesTests {
         for pattern in [#"^wss://h/\d+"#, "a|b", "(?=ws)x", "(?!ws)x", "a{2}", "x^y", "x$y", #"\bexam"#, #"[\w]"#] {
             #expect(WebSocketRules.problem(pattern) != nil, "\(pattern)")
         }
-        for pattern in ["^wss://h/", "exam", #"[^/?#]+\.example\.org"#, "(?:a)?b*c+$", #"\^\$\|\{"#, "[$^|{]"] {
+        for pattern in ["^wss://h/", #"^wss?://moodle\.example\.org/"#, "exam", #"[^/?#]+\.example\.org"#,
+                        "(?:a)?b*c+$", #"\^\$\|\{"#, "[$^|{]"] {
             #expect(WebSocketRules.problem(pattern) == nil, "\(pattern)")
         }
     }
