@@ -158,6 +158,12 @@ public struct BrowserSettings: Sendable {
             for rule in s.filter.rules {
                 lines.append("    \(rule.action == .allow ? "allow" : "block") \(rule.isRegex ? "regex" : "expression") \(rule.expression)")
             }
+            if s.filter.filtersContent {
+                let unwritten = WebSocketRules.list(for: s.filter).unwritten
+                lines.append("  WebSockets: by the same rules, their ws:// or wss:// URL as it is (an http rule does not take ws)"
+                             + (unwritten.isEmpty ? "" : "; not every rule can be given to WebKit:"))
+                for line in unwritten { lines.append("    \(line)") }
+            }
             func policy(_ p: NewWindowPolicy) -> String { p == .block ? "refused" : "opened in the one window" }
             lines.append("  new windows: by link \(policy(s.linkPolicy)), by script \(policy(s.scriptPolicy))")
             lines.append("  downloads/uploads: \(s.allowDownUploads); printing: \(s.allowPrint); spell check: \(s.allowSpellCheck)")

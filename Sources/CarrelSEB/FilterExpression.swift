@@ -1,3 +1,5 @@
+import Foundation
+
 /// SEB's simplified filter expression,
 /// `[scheme://][user[:password]@]host[:port][/path][?query][#fragment]`,
 /// written as one regular expression over the whole URL, in the dialect
@@ -9,9 +11,9 @@
 /// - an omitted part matches anything;
 /// - the host matches its subdomains too, unless it starts with "." (this
 ///   host only) or is one word (`localhost`);
-/// - a port matches the URL's port, or the scheme's default (80 for http,
-///   443 for https) when the URL names none; a port that is not a number
-///   (`*`) matches any;
+/// - a port matches the URL's port, or the scheme's default (80 for http
+///   and ws, 443 for https and wss) when the URL names none; a port that is
+///   not a number (`*`) matches any;
 /// - a path matches with or without its trailing "/" ("/" alone is no
 ///   constraint);
 /// - the query "." means none (or an empty one).
@@ -92,29 +94,30 @@ struct FilterExpression {
     /// Whether `text` is stars only, so that its part may be absent or empty.
     static func onlyStars(_ text: Substring) -> Bool { text.allSatisfy { $0 == "*" } }
 
-    /// The whole-URL regular expression, anchored at both ends.
-    var pattern: String {
-        let schemePattern: String
-        if let scheme, !scheme.isEmpty {
-            schemePattern = Self.part(scheme, Self.schemeChars)
-        } else {
-            schemePattern = Self.schemeChars + "+"
-        }
+    var schemePattern: String {
+        if let scheme, !scheme.isEmpty { return Self.part(scheme, Self.schemeChars) }
+        return Self.schemeChars + "+"
+    }
 
-        var userPattern = "(?:" + Self.userInfoChars + "*@)?"
-        if let userInfo, !userInfo.isEmpty {
-            var u = Self.part(userInfo, Self.userInfoChars)
-            // "user" alone takes any password of that user.
-            if !userInfo.contains(":") { u += "(?::" + Self.userInfoChars + "*)?" }
-            userPattern = Self.onlyStars(userInfo) ? "(?:" + u + "@)?" : u + "@"
-        }
+    var userPattern: String {
+        guard let userInfo, !userInfo.isEmpty else { return "(?:" + Self.userInfoChars + "*@)?" }
+        var u = Self.part(userInfo, Self.userInfoChars)
+        // "user" alone takes any password of that user.
+        if !userInfo.contains(":") { u += "(?::" + Self.userInfoChars + "*)?" }
+        return Self.onlyStars(userInfo) ? "(?:" + u + "@)?" : u + "@"
+    }
 
+    var hostPattern: String {
         let exact = host.hasPrefix(".")
         let bare = exact ? host.dropFirst() : host
         let oneWord = bare.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
-        var hostPattern = Self.part(bare, Self.hostChars)
-        if !exact && !oneWord { hostPattern = "(?:" + Self.hostChars + "+\\.)?" + hostPattern }
+        let hostPattern = Self.part(bare, Self.hostChars)
+        if !exact && !oneWord { return "(?:" + Self.hostChars + "+\\.)?" + hostPattern }
+        return hostPattern
+    }
 
+    /// The path, query and fragment.
+    var tail: String {
         var tail = ""
         if let path, path != "/" {
             tail += Self.part(path, Self.pathChars) + (path.hasSuffix("/") ? "?" : "/?")
@@ -131,18 +134,55 @@ struct FilterExpression {
         } else {
             tail += "(?:#" + Self.fragmentChars + "*)?"
         }
+        return tail
+    }
 
+    /// The whole-URL regular expression, anchored at both ends.
+    var pattern: String {
         func body(port: String) -> String {
             schemePattern + "://" + userPattern + hostPattern + port + tail
         }
         guard let port else { return "^" + body(port: "(?::[0-9]+)?") + "$" }
         // The URL leaves the scheme's default port out: the expression's
         // port is the URL's, or the default of the URL's scheme.
-        let defaults = [("http", 80), ("https", 443)].filter { $0.1 == port }.map(\.0)
         var alternatives = [body(port: ":\(port)")]
-        for scheme in defaults {
+        for scheme in defaultSchemes(of: port) {
             alternatives.append("(?=" + scheme + "://)" + body(port: ""))
         }
         return "^(?:" + alternatives.joined(separator: "|") + ")$"
+    }
+
+    /// The schemes whose default port a URL leaves out: a WebSocket's
+    /// (ws, wss) as well as a page's, so a port in an expression reads alike
+    /// for both (SEB's Windows filter compares .NET's port of the URL, which
+    /// knows the same defaults).
+    static let defaultPorts = [("http", 80), ("https", 443), ("ws", 80), ("wss", 443)]
+
+    func defaultSchemes(of port: Int) -> [String] {
+        Self.defaultPorts.filter { $0.1 == port }.map(\.0)
+    }
+
+    /// ``pattern`` written for WebKit's content rules (its `url-filter`),
+    /// which take no alternation and no lookahead: the same URLs, as several
+    /// patterns any one of which matches. The scheme whose default port the
+    /// expression names is written out in the pattern where the lookahead
+    /// checked it, and only when the expression's scheme (if any) takes it.
+    var contentRulePatterns: [String] {
+        guard let port else { return [pattern] }
+        let user = userPattern, host = hostPattern, rest = tail
+        var patterns = ["^" + schemePattern + "://" + user + host + ":\(port)" + rest + "$"]
+        for scheme in defaultSchemes(of: port) where schemeTakes(scheme) {
+            patterns.append("^" + scheme + "://" + user + host + rest + "$")
+        }
+        return patterns
+    }
+
+    /// Whether the expression's scheme part (wildcards and all) matches `scheme`.
+    func schemeTakes(_ scheme: String) -> Bool {
+        guard let own = self.scheme, !own.isEmpty else { return true }
+        guard let regex = try? NSRegularExpression(pattern: "^" + schemePattern + "$", options: [.caseInsensitive]) else {
+            return false
+        }
+        return regex.firstMatch(in: scheme, range: NSRange(scheme.startIndex..., in: scheme)) != nil
     }
 }

@@ -12,9 +12,10 @@ import Foundation
 /// The filter always decides navigations (pages and frames). With
 /// `URLFilterEnableContentFilter` too (SEB's default: off; it counts only
 /// while `URLFilterEnable` is on, as in SEB) it decides every request a page
-/// makes: images, scripts, stylesheets, fetches, frames. Then the web
-/// process extension runs ``orderedRules``' patterns itself, the same
-/// patterns this type decides with.
+/// makes: images, scripts, stylesheets, fetches, frames, WebSockets. Then
+/// the web process extension runs ``orderedRules``' patterns itself, the
+/// same patterns this type decides with, and WebKit's content rules decide
+/// WebSockets (``WebSocketRules``), which the extension never sees.
 public struct URLFilter: @unchecked Sendable {
     public enum Action: Int, Sendable { case block = 0, allow = 1 }
 
@@ -26,6 +27,10 @@ public struct URLFilter: @unchecked Sendable {
         /// dialect: a regex rule's own, or an expression's as
         /// ``FilterExpression`` writes it.
         public let pattern: String
+        /// The rule in WebKit's content-rule dialect (``WebSocketRules``):
+        /// patterns any one of which matches the URLs ``pattern`` does; nil
+        /// when it cannot be written there (a regex rule outside it).
+        public let contentRulePatterns: [String]?
         let regex: NSRegularExpression
     }
 
@@ -95,6 +100,7 @@ public struct URLFilter: @unchecked Sendable {
     public static func rule(_ expression: String, regex: Bool, action: Action,
                             where place: String = "rule") throws(SEBError) -> Rule {
         let pattern: String
+        let contentRulePatterns: [String]?
         if regex {
             if let problem = PortableRegex.problem(expression) {
                 throw .invalidSetting(key: place, problem: "(the regular expression \(expression)) \(problem); "
@@ -102,11 +108,16 @@ public struct URLFilter: @unchecked Sendable {
                     + "and refuses one it cannot; rewrite the rule without it")
             }
             pattern = expression
+            contentRulePatterns = WebSocketRules.problem(expression) == nil ? [expression] : nil
         } else {
             guard expression.contains(where: { $0.isLetter || $0.isNumber || $0 == "*" }) else {
                 throw .invalidSetting(key: place, problem: "'\(expression)' has no letter, digit or *; give an expression such as example.com/exam")
             }
-            pattern = FilterExpression(expression).pattern
+            let parsed = FilterExpression(expression)
+            pattern = parsed.pattern
+            let written = parsed.contentRulePatterns
+            // Written from the same parts as the pattern; checked all the same.
+            contentRulePatterns = written.allSatisfy { WebSocketRules.problem($0) == nil } ? written : nil
             // Written here from literals and carrel-browser's own classes, so
             // inside the dialect by construction; checked all the same.
             if let problem = PortableRegex.problem(pattern) {
@@ -116,7 +127,8 @@ public struct URLFilter: @unchecked Sendable {
         }
         do {
             let compiled = try NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
-            return Rule(expression: expression, isRegex: regex, action: action, pattern: pattern, regex: compiled)
+            return Rule(expression: expression, isRegex: regex, action: action, pattern: pattern,
+                        contentRulePatterns: contentRulePatterns, regex: compiled)
         } catch {
             throw .invalidSetting(key: place, problem: "is not a valid regular expression: \(expression)")
         }
@@ -131,16 +143,55 @@ public struct URLFilter: @unchecked Sendable {
     }
 
     /// One line for `carrel-browser --check`: "allow URL" or "block URL: why".
+    /// A WebSocket's URL (ws, wss) is decided as the content filter decides
+    /// it: by the same rules, its scheme as it is.
     public func verdict(_ url: String) -> String {
         let lower = url.lowercased()
-        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") else {
+        let webSocket = lower.hasPrefix("ws://") || lower.hasPrefix("wss://")
+        guard lower.hasPrefix("http://") || lower.hasPrefix("https://") || webSocket else {
             return "block \(url): only http and https load"
+        }
+        if webSocket && isEnabled && !filtersContent {
+            // Without the content filter SEB filters navigations only: a
+            // page's WebSockets, like its images, are not filtered.
+            return "allow \(url): WebSockets are not filtered without the content filter"
+        }
+        if webSocket, case .block(let rule) = decideWebSocket(url), decide(url) == .allow {
+            // What WebKit will do, where a rule it cannot take makes it stricter.
+            return rule.map { "block \(url): rule \($0) cannot be given to WebKit for WebSockets (see --explain)" }
+                ?? "block \(url): WebKit's rules for WebSockets do not allow it"
         }
         switch decide(url) {
         case .allow: return "allow \(url)"
         case .block(let rule?): return "block \(url): rule \(rule)"
         case .block(nil): return "block \(url): no rule allows it"
         }
+    }
+
+    /// What WebKit decides for a WebSocket to `url` with the list
+    /// ``WebSocketRules`` gives it: as ``decide(_:)``, except where a regex
+    /// rule cannot be written for WebKit (then its block is the rule
+    /// named). Never allows what ``decide(_:)`` blocks.
+    public func decideWebSocket(_ url: String) -> Decision {
+        guard isEnabled else { return .allow }
+        let ordered = orderedRules
+        if let unwritten = ordered.first(where: { $0.action == .block && $0.contentRulePatterns == nil }) {
+            return .block(rule: unwritten.expression)
+        }
+        let range = NSRange(url.startIndex..., in: url)
+        func matches(_ rule: Rule) -> Bool {
+            (rule.contentRulePatterns ?? []).contains { pattern in
+                (try? NSRegularExpression(pattern: pattern, options: [.caseInsensitive]))?
+                    .firstMatch(in: url, range: range) != nil
+            }
+        }
+        if let rule = ordered.first(where: { $0.action == .block && matches($0) }) { return .block(rule: rule.expression) }
+        if ordered.contains(where: { $0.action == .allow && matches($0) }) { return .allow }
+        if let unwritten = ordered.first(where: { $0.action == .allow && $0.contentRulePatterns == nil && $0.regex
+            .firstMatch(in: url, range: range) != nil }) {
+            return .block(rule: unwritten.expression)
+        }
+        return .block(rule: nil)
     }
 
     public func decide(_ url: String) -> Decision {

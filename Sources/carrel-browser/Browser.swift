@@ -39,10 +39,10 @@ final class Browser: AssessmentSessionDelegate {
     var configurationPasswordMessage: UnsafeMutablePointer<GtkWidget>!
     /// The quit URL was reached and carrel-browser asks whether to quit.
     var confirmingQuit = false
-    /// With the content filter: whether WebSocket connections are blocked
-    /// yet, and whether the exam waits for it to be shown.
-    var webSocketsBlocked = false
-    var showWhenWebSocketsBlocked = false
+    /// With the content filter: whether WebKit holds the filter's rules for
+    /// WebSocket connections yet, and whether the exam waits for it to be shown.
+    var webSocketsFiltered = false
+    var showWhenWebSocketsFiltered = false
     var webView: UnsafeMutablePointer<WebKitWebView>!
     var networkSession: OpaquePointer!
     var extensionDirectory: String?
@@ -83,7 +83,7 @@ final class Browser: AssessmentSessionDelegate {
             return 0
         }, nil)
         buildWebView()
-        blockWebSockets()
+        filterWebSockets()
         buildWindow()
         gtk_window_present(window.withMemoryRebound(to: GtkWindow.self, capacity: 1) { $0 })
         lockWhenDrawn()
@@ -377,35 +377,39 @@ final class Browser: AssessmentSessionDelegate {
     }
 
     /// WebKit opens WebSocket connections without passing them through the
-    /// extension's send-request, where the content filter decides: with
-    /// the content filter on, a WebKit content blocker refuses them all
-    /// (fail closed: no rule can be checked for them). The exam is shown only
-    /// once the blocker is in place.
-    func blockWebSockets() {
+    /// extension's send-request, where the content filter decides every
+    /// other request; it does check them against the web view's content
+    /// rule lists. So with the content filter on, the filter's rules go to
+    /// WebKit as such a list, for WebSockets alone (CarrelSEB's
+    /// WebSocketRules): a WebSocket to a URL the rules allow connects, one
+    /// they block is refused before it leaves. The exam is shown only once
+    /// the list is in place.
+    func filterWebSockets() {
         guard settings.filter.filtersContent else { return }
         guard let dir = extensionDirectory else {
             say("warning: no web process extension: the content filter is off in this test run")
-            webSocketsBlocked = true
+            webSocketsFiltered = true
             return
         }
+        let list = WebSocketRules.list(for: settings.filter)
+        for line in list.unwritten { say("warning: WebSockets: \(line)") }
         let store = webkit_user_content_filter_store_new(dir + "/content-filters")
-        let rules = #"[{"trigger":{"url-filter":".*","resource-type":["websocket"]},"action":{"type":"block"}}]"#
-        let bytes = rules.withCString { g_bytes_new($0, gsize(strlen($0))) }
+        let bytes = list.json.withCString { g_bytes_new($0, gsize(strlen($0))) }
         webkit_user_content_filter_store_save(store, "carrel-websockets", bytes, nil, { source, result, _ in
-            browser.webSocketBlockerSaved(OpaquePointer(source), result)
+            browser.webSocketRulesSaved(OpaquePointer(source), result)
         }, nil)
         g_bytes_unref(bytes)
     }
 
-    func webSocketBlockerSaved(_ store: OpaquePointer?, _ result: OpaquePointer?) {
+    func webSocketRulesSaved(_ store: OpaquePointer?, _ result: OpaquePointer?) {
         var error: UnsafeMutablePointer<GError>?
         let filter = webkit_user_content_filter_store_save_finish(store, result, &error)
         g_object_unref(raw(store))
         guard let filter else {
             let why = error.map { String(cString: $0.pointee.message) } ?? "unknown"
             if let error { g_error_free(error) }
-            say("refused: cannot block WebSocket connections (\(why))")
-            showWhenWebSocketsBlocked = false
+            say("refused: cannot filter WebSocket connections (\(why))")
+            showWhenWebSocketsFiltered = false
             exitStatus = 70
             setStatus("The exam cannot start: carrel-browser could not put its content filter in place (\(why)).\n\nAsk the invigilator.")
             if let session, session.isActive { session.end() }
@@ -413,9 +417,9 @@ final class Browser: AssessmentSessionDelegate {
         }
         webkit_user_content_manager_add_filter(webkit_web_view_get_user_content_manager(webView), filter)
         webkit_user_content_filter_unref(filter)
-        webSocketsBlocked = true
-        if showWhenWebSocketsBlocked {
-            showWhenWebSocketsBlocked = false
+        webSocketsFiltered = true
+        if showWhenWebSocketsFiltered {
+            showWhenWebSocketsFiltered = false
             showExam()
         }
     }
@@ -537,8 +541,8 @@ final class Browser: AssessmentSessionDelegate {
     // MARK: - Showing and hiding
 
     func showExam() {
-        if settings.filter.filtersContent && !webSocketsBlocked {
-            showWhenWebSocketsBlocked = true
+        if settings.filter.filtersContent && !webSocketsFiltered {
+            showWhenWebSocketsFiltered = true
             return
         }
         examShown = true
@@ -614,8 +618,10 @@ final class Browser: AssessmentSessionDelegate {
                 webkit_policy_decision_ignore(decision)
                 say("blocked \(uri)")
                 // WebKit does not say whether a main frame or a frame inside
-                // the page asked: the page stays, with Carrel's refusal above it.
-                showRefusalBanner(uri, refusal)
+                // the page asked: a frame whose source is this URL gets
+                // Carrel's refusal in its place; else the page stays, with
+                // the refusal above it.
+                showRefusalInFrame(uri, refusal)
                 return true
             }
             if let action = settings.quitURLAction(uri) {
@@ -672,6 +678,67 @@ final class Browser: AssessmentSessionDelegate {
         }
     }
 
+    /// Refusals waiting for the page to say whether a frame showed them.
+    var pendingFrameRefusals: [UInt: (uri: String, reason: String)] = [:]
+    var nextFrameRefusal: UInt = 1
+
+    /// Carrel's refusal in place of the frames (iframe, frame) whose source
+    /// is `uri`, found through the page's DOM from a script world of
+    /// carrel-browser's own (the page's scripts cannot see or replace its
+    /// functions): each gets the refusal as its `srcdoc`, a document of the
+    /// page's own that no request fetches. WebKit's navigation policy does
+    /// not say which frame asked, so a frame is known by its `src`; where
+    /// none has it (the main frame's navigation, a frame a link or a script
+    /// navigated, a frame in a document of another origin) the refusal shows
+    /// above the page instead. No request is made for `uri` either way.
+    func showRefusalInFrame(_ uri: String, _ reason: String) {
+        let id = nextFrameRefusal
+        nextFrameRefusal += 1
+        pendingFrameRefusals[id] = (uri, reason)
+        let arguments = (try? JSONSerialization.data(withJSONObject: [uri, refusalHTML(uri, reason, inFrame: true)]))
+            .map { String(decoding: $0, as: UTF8.self) } ?? "[]"
+        let script = """
+            (function (url, html) {
+              var shown = 0;
+              function visit(doc) {
+                var frames = doc.querySelectorAll("iframe, frame");
+                for (var i = 0; i < frames.length; i++) {
+                  var frame = frames[i];
+                  if (frame.src === url) {
+                    frame.setAttribute("srcdoc", html);
+                    shown++;
+                  } else {
+                    try { if (frame.contentDocument) visit(frame.contentDocument); } catch (e) {}
+                  }
+                }
+              }
+              visit(document);
+              return shown;
+            }).apply(null, \(arguments))
+            """
+        webkit_web_view_evaluate_javascript(webView, script, -1, "carrel-browser", nil, nil, { view, result, data in
+            browser.frameRefusalAnswered(OpaquePointer(view), result, UInt(bitPattern: data))
+        }, UnsafeMutableRawPointer(bitPattern: id))
+    }
+
+    func frameRefusalAnswered(_ view: OpaquePointer?, _ result: OpaquePointer?, _ id: UInt) {
+        var error: UnsafeMutablePointer<GError>?
+        let value = webkit_web_view_evaluate_javascript_finish(typed(view), result, &error)
+        var shown: Int32 = 0
+        if let value {
+            if jsc_value_is_number(value) != 0 { shown = jsc_value_to_int32(value) }
+            g_object_unref(raw(value))
+        }
+        if let error { g_error_free(error) }
+        guard let (uri, reason) = pendingFrameRefusals.removeValue(forKey: id) else { return }
+        guard typed(view) == webView, examShown else { return }
+        if shown > 0 {
+            say("refusal shown in place of the frame for \(uri)")
+        } else {
+            showRefusalBanner(uri, reason)
+        }
+    }
+
     /// Carrel's refusal above the page that asked for a blocked one (no request is made for it).
     func showRefusalBanner(_ uri: String, _ reason: String) {
         showBanner("Carrel blocked \(uri): \(reason).")
@@ -693,18 +760,25 @@ final class Browser: AssessmentSessionDelegate {
     /// Carrel's own refusal page, when carrel-browser itself was asked to load
     /// a blocked page (the start URL, a new window): no request is made for it.
     func showRefusal(_ uri: String, _ reason: String) {
+        webkit_web_view_load_html(webView, refusalHTML(uri, reason, inFrame: false), "about:blank")
+        say("refusal page shown for \(uri)")
+    }
+
+    /// Carrel's refusal as a document: the page's own, or a frame's in its place.
+    func refusalHTML(_ uri: String, _ reason: String, inFrame: Bool) -> String {
         func escape(_ s: String) -> String {
             s.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
                 .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
         }
-        let html = """
+        let what = inFrame ? "this frame" : "this page"
+        let after = inFrame ? "The rest of the page is the exam's."
+            : "Go back to the exam\(settings.allowBrowsingBackForward ? " with Back" : "")."
+        return """
             <!doctype html><html><head><meta charset="utf-8"><title>Blocked</title>
-            <style>body{font:16px sans-serif;margin:4em;color:#222}h1{font-size:1.4em}code{word-break:break-all}</style></head>
-            <body><h1>Carrel blocked this page</h1><p>\(escape(reason)).</p><p><code>\(escape(uri))</code></p>
-            <p>Nothing was sent to it. Go back to the exam\(settings.allowBrowsingBackForward ? " with Back" : "").</p></body></html>
+            <style>body{font:16px sans-serif;margin:\(inFrame ? "1em" : "4em");color:#222}h1{font-size:1.4em}code{word-break:break-all}</style></head>
+            <body><h1>Carrel blocked \(what)</h1><p>\(escape(reason)).</p><p><code>\(escape(uri))</code></p>
+            <p>Nothing was sent to it. \(after)</p></body></html>
             """
-        webkit_web_view_load_html(webView, html, "about:blank")
-        say("refusal page shown for \(uri)")
     }
 
     func contextMenu(_ menu: OpaquePointer?) -> Bool {

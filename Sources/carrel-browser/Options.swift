@@ -26,7 +26,7 @@ struct Options {
           --explain          print the settings honoured and those kept but not acted on, then exit
           --keys             print the Config Key and this build's Browser Exam Key, then exit
           --check URL        print whether the configuration lets URL load (navigations, and every request
-                             when it filters content), then exit; repeatable
+                             when it filters content, WebSockets' ws:// and wss:// URLs too), then exit; repeatable
           --password-file F  the password of an encrypted .seb file, read from F (first line)
           --allow FEATURE    allow a feature in the session (spell_check, input_method, ...), repeatable
           --test-run         outside Carrel: show the exam unlocked, marked as a test run

@@ -199,9 +199,9 @@ extension Browser {
         buildWebView()
         gtk_stack_add_named(OpaquePointer(stack), typed(OpaquePointer(webView)), "web")
         fillBar()
-        webSocketsBlocked = false
-        showWhenWebSocketsBlocked = false
-        blockWebSockets()
+        webSocketsFiltered = false
+        showWhenWebSocketsFiltered = false
+        filterWebSockets()
         showExam()
     }
 

@@ -18,10 +18,12 @@ renderer aborts without GL.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
 import signal
+import socketserver
 import subprocess
 import threading
 import time
@@ -276,6 +278,47 @@ def test_a_page_outside_the_filter_gets_carrels_refusal_and_an_interruption_hide
     assert got[-3:] == ["event interrupted administrative fire alarm", "content hidden", "event ended"], f"lines {got}"
     assert "/elsewhere.html" not in lms.paths() and "/elsewhere-frame.html" not in lms.paths(), lms.paths()
     assert audit_story(c) == ["begin", "began", "interrupted administrative", "ended"], f"audit {audit_story(c)}"
+
+
+# A quiz with a frame outside the filter: once the frame shows a document
+# (Carrel's refusal, if it is put there) the page posts the frame's title and
+# text, and whether its own content is still there, then leaves.
+FRAME_QUIZ = """<!doctype html><html><head><meta charset="utf-8"><title>Quiz</title></head>
+<body><h1 id="q">Question 1</h1><iframe id="side" src="/elsewhere-frame.html"></iframe><script>
+var tries = 0;
+(function wait() {
+  var doc = null;
+  try { doc = document.getElementById("side").contentDocument; } catch (e) {}
+  var text = doc && doc.body ? doc.body.innerText : "";
+  if (text.indexOf("Carrel") < 0 && ++tries < 100) return setTimeout(wait, 100);
+  fetch("/report", {method: "POST", body: JSON.stringify({title: doc ? doc.title : null, text: text,
+      question: document.getElementById("q").textContent})}).then(function () { location.href = "/quit"; });
+})();
+</script></body></html>"""
+
+
+def test_a_blocked_frame_shows_carrels_refusal_in_its_place(carrel, browser_bin, lms):
+    """A frame outside the filter is never requested, and Carrel's refusal
+    shows in place of the frame (the frame's own document, which the page
+    reads back), not above the page; the page around it stays."""
+    lms.pages["/exam.seb"] = seb_xml(lms).encode()
+    lms.pages["/quiz.html"] = FRAME_QUIZ.encode()
+    lms.pages["/elsewhere-frame.html"] = b"<h1>must never be fetched</h1>"
+    c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), f"seb://127.0.0.1:{lms.port}/exam.seb"],
+                     wait_ready=False)
+    status = c.wait_exit(timeout=PAGE_TIMEOUT * 2)
+    got = lines(c.stdout_path, NAME)
+    assert status == 0, f"carrel exited {status}; carrel-browser said {got}\n{c.evidence()}"
+    frame = f"{lms.base}/elsewhere-frame.html"
+    assert "/elsewhere-frame.html" not in lms.paths(), lms.paths()
+    assert f"blocked {frame}" in got, f"lines {got}"
+    assert f"refusal shown in place of the frame for {frame}" in got, f"lines {got}"
+    assert f"refusal shown for {frame}" not in got, f"the refusal showed above the page: {got}"
+    assert len(lms.reports) == 1, f"reports {lms.reports}; lines {got}"
+    report = lms.reports[0]
+    assert report["title"] == "Blocked" and "Carrel blocked this frame" in report["text"] \
+        and frame in report["text"], report
+    assert report["question"] == "Question 1", report
 
 
 def test_outside_carrels_exam_role_it_refuses_to_show_the_exam_unless_told_it_is_a_test_run(carrel, browser_bin, lms):
@@ -898,8 +941,7 @@ def test_with_the_content_filter_every_request_is_filtered_as_navigations_are(ca
     """URLFilterEnableContentFilter on: of an image, a script, a stylesheet,
     a fetch and a frame each, the server sees the allowed one and never the
     blocked one (the blocked script never runs); nor a beacon, an
-    EventSource or a WebSocket (which WebKit opens without asking the
-    extension: refused outright). On a table of URLs that
+    EventSource or a WebSocket to a blocked URL. On a table of URLs that
     tries the rules' parts (a blocking regex tried first, a query that must
     be absent, a path's trailing "/", an anchored case-blind regex, a
     one-word host with its port, another port), what reaches the server is
@@ -961,6 +1003,157 @@ def test_without_the_content_filter_only_navigations_are_filtered_as_seb_does(ca
     assert lms.reports and lms.reports[0]["blockedScript"] is True, lms.reports
     seen = requested(lms)
     assert all(url.split("#")[0] in seen for url in table), f"not all requested: {sorted(seen)}"
+
+
+class WebSocketEcho:
+    """A WebSocket echo server on 127.0.0.1 (RFC 6455's handshake, text
+    frames echoed): records each connection's path as soon as its request
+    line arrives, before any handshake, so a connection that should never
+    have left the machine shows even if it went no further."""
+
+    GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+
+    def __init__(self) -> None:
+        self.connections: list[str] = []
+        self.lock = threading.Lock()
+        echo = self
+
+        def frame(payload: bytes) -> bytes:
+            size = len(payload)
+            head = bytes([0x81, size]) if size < 126 else bytes([0x81, 126]) + size.to_bytes(2, "big")
+            return head + payload
+
+        class Handler(socketserver.StreamRequestHandler):
+            def handle(self) -> None:
+                request = self.rfile.readline().decode("latin-1").split()
+                with echo.lock:
+                    echo.connections.append(request[1] if len(request) > 1 else "(nothing)")
+                headers = {}
+                while (line := self.rfile.readline().decode("latin-1").strip()):
+                    name, _, value = line.partition(":")
+                    headers[name.strip().lower()] = value.strip()
+                accept = base64.b64encode(hashlib.sha1((headers.get("sec-websocket-key", "") + echo.GUID)
+                                                       .encode()).digest()).decode()
+                self.wfile.write(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                                  f"Sec-WebSocket-Accept: {accept}\r\n\r\n").encode())
+                while len(head := self.rfile.read(2)) == 2:
+                    opcode, size = head[0] & 0x0F, head[1] & 0x7F
+                    if size == 126:
+                        size = int.from_bytes(self.rfile.read(2), "big")
+                    elif size == 127:
+                        size = int.from_bytes(self.rfile.read(8), "big")
+                    mask = self.rfile.read(4) if head[1] & 0x80 else bytes(4)
+                    payload = bytes(b ^ mask[i % 4] for i, b in enumerate(self.rfile.read(size)))
+                    if opcode == 8:   # close: answer it and end
+                        self.wfile.write(b"\x88\x00")
+                        return
+                    if opcode == 1:
+                        self.wfile.write(frame(payload))
+
+        class Server(socketserver.ThreadingTCPServer):
+            daemon_threads = True
+            allow_reuse_address = True
+
+        self.server = Server(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def paths(self) -> list[str]:
+        with self.lock:
+            return list(self.connections)
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def websocket_echo():
+    server = WebSocketEcho()
+    yield server
+    server.close()
+
+
+# A quiz that opens a WebSocket to each URL of SOCKETS at once, and from a
+# worker (a blob:, as a page makes one) to each of WORKER_SOCKETS, sends each
+# a line and waits for it back, posts what each got (echoed, or the error the
+# page saw) and leaves through the quit URL.
+WEBSOCKET_QUIZ = """<!doctype html><html><head><meta charset="utf-8"><title>Quiz</title></head>
+<body><h1>Question 1</h1><script id="sockets">
+function openSocket(url) {
+  return new Promise(function (resolve) {
+    var done = false;
+    function end(result) { if (!done) { done = true; resolve(result); } }
+    var ws;
+    try { ws = new WebSocket(url); } catch (e) { return end("threw " + e.name); }
+    ws.onopen = function () { ws.send("ping " + url); };
+    ws.onmessage = function (m) { end(m.data === "ping " + url ? "echoed" : "wrong " + m.data); ws.close(); };
+    ws.onerror = function () { end("error"); };
+    ws.onclose = function (e) { end("closed " + e.code); };
+    setTimeout(function () { end("timeout"); }, 15000);
+  });
+}
+</script><script>
+var code = document.getElementById("sockets").textContent
+    + "onmessage = function (e) { Promise.all(e.data.map(openSocket)).then(function (got) { postMessage(got); }); };";
+var fromWorker = new Promise(function (resolve) {
+  try {
+    var worker = new Worker(URL.createObjectURL(new Blob([code], {type: "text/javascript"})));
+    worker.onmessage = function (e) { resolve(e.data); };
+    worker.onerror = function () { resolve(["worker failed"]); };
+    worker.postMessage(WORKER_SOCKETS);
+  } catch (e) { resolve(["worker threw " + e.name]); }
+  setTimeout(function () { resolve(["worker timeout"]); }, 20000);
+});
+Promise.all([Promise.all(SOCKETS.map(openSocket)), fromWorker]).then(function (got) {
+  fetch("/report", {method: "POST", body: JSON.stringify({websockets: got[0], worker: got[1]})})
+    .then(function () { location.href = "/quit"; });
+});
+</script></body></html>"""
+
+
+def test_with_the_content_filter_websockets_follow_the_rules_as_seb_reads_them(carrel, browser_bin, lms, websocket_echo):
+    """URLFilterEnableContentFilter on, a WebSocket echo server on another
+    port: a WebSocket the rules allow connects and echoes, whether its rule
+    names the ws scheme or no scheme at all; one they block never reaches
+    the server (it records no connection) and the page sees an error: no
+    rule allows it, a block rule comes first, or the only rule for it names
+    http (a rule's scheme is compared as written, as in SEB). A worker's
+    WebSockets are held to the same rules. What connects is exactly what
+    carrel-browser --check allows."""
+    ws = f"ws://127.0.0.1:{websocket_echo.port}"
+    rules = [(0, "secret", True),
+             (1, f"ws://127.0.0.1:{websocket_echo.port}/ws-allowed", False),
+             (1, "127.0.0.1/ws-any*", False),
+             (1, f"http://127.0.0.1:{websocket_echo.port}/ws-http-rule", False)]
+    sockets = {f"{ws}/ws-allowed": True, f"{ws}/ws-any-1": True, f"{ws}/ws-any-secret": False,
+               f"{ws}/ws-http-rule": False, f"{ws}/ws-nothing": False}
+    from_worker = {f"{ws}/ws-any-worker": True, f"{ws}/ws-worker-nothing": False}
+    lms.pages["/exam.seb"] = seb_xml(lms, content_filter=True, rules=rules).encode()
+    lms.pages["/quiz.html"] = (WEBSOCKET_QUIZ.replace("WORKER_SOCKETS", json.dumps(list(from_worker)))
+                               .replace("SOCKETS", json.dumps(list(sockets))).encode())
+    c = carrel.start(app=["env", *BROWSER_ENV, str(browser_bin), f"seb://127.0.0.1:{lms.port}/exam.seb"],
+                     wait_ready=False)
+    status = c.wait_exit(timeout=PAGE_TIMEOUT * 2)
+    got = lines(c.stdout_path, NAME)
+    assert status == 0, f"carrel exited {status}; carrel-browser said {got}\n{c.evidence()}"
+    assert len(lms.reports) == 1, f"reports {lms.reports}; carrel-browser said {got}"
+    seen = dict(zip(sockets, lms.reports[0]["websockets"]))
+    assert seen == {url: "echoed" if allowed else "error" for url, allowed in sockets.items()}, seen
+    seen = dict(zip(from_worker, lms.reports[0]["worker"]))
+    assert seen == {url: "echoed" if allowed else "error" for url, allowed in from_worker.items()}, \
+        f"from the worker: {lms.reports[0]['worker']}"
+    connections = websocket_echo.paths()
+    assert sorted(connections) == sorted(url.removeprefix(ws) for url, allowed in {**sockets, **from_worker}.items()
+                                         if allowed), f"the echo server saw {connections}"
+
+    check = subprocess.run([str(browser_bin), *[a for url in sockets for a in ("--check", url)],
+                            f"seb://127.0.0.1:{lms.port}/exam.seb"], capture_output=True, text=True, timeout=30)
+    assert check.returncode == 0, check.stderr
+    verdicts = check.stdout.splitlines()
+    assert {url: line.startswith(f"allow {url}") for url, line in zip(sockets, verdicts)} == sockets, check.stdout
+    assert f"quit URL {lms.base}/quit" in got and got[-1] == "event ended", f"lines {got}"
 
 
 # A quiz that goes to the quit URL when "q" is pressed.
