@@ -516,12 +516,12 @@ def test_typing_through_begin_restart_and_kill_is_never_lost(carrel, procs, logd
     Twice: into foot, and into a GTK 4 entry. The relaunched engine works
     through its backlog and the first syllables at once, so its commits
     reach the app while the app commits state of its own (foot a new cursor
-    rectangle for the preedit it just drew, GTK its text after every
-    `done`): the `done` carrying a syllable then has a serial behind the
-    app's commits. The protocol says to apply it all the same;
-    GTK does, foot 1.13 drops it, syllable included (README, "Not done
-    yet", from a protocol trace), which a slow build (AddressSanitizer)
-    makes likely: there only the GTK run is made."""
+    rectangle for the preedit it just drew, GTK its surrounding text after
+    each change): the `done` carrying a syllable then has a serial behind
+    the app's commits. The protocol says to apply it all the same; GTK
+    does, foot 1.13 drops it, syllable included (README, "Not done yet",
+    from a protocol trace), which a slow build (AddressSanitizer) makes
+    likely: there only the GTK run is made."""
     if client == "gtk4" and not gtk4_available():
         pytest.skip("needs /usr/bin/python3 with python3-gi and gir1.2-gtk-4.0 (meson-helpers/packages.sh installs them)")
     busy_cores(procs)
