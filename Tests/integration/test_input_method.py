@@ -10,6 +10,7 @@ import re
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -23,31 +24,51 @@ pytestmark = pytest.mark.skipif(
     reason="needs fcitx5, foot and xdotool (meson-helpers/packages.sh installs them)")
 
 
-def start(carrel, procs, logdir, logs, tmp_path, engines=("mozc",), allow=("input_method",)):
-    """Xvfb, then carrel with a session begun on foot's behalf allowing
-    `allow`; foot's shell copies what it receives to a file. Returns
-    (carrel, display, file)."""
+GTK_ENTRY = Path(__file__).resolve().parent / "gtk_entry.py"
+
+
+def gtk4_available() -> bool:
+    found = subprocess.run(["/usr/bin/python3", "-c", "import gi; gi.require_version('Gtk', '4.0')"],
+                           capture_output=True, timeout=30)
+    return found.returncode == 0
+
+
+def typing_app(client, typed):
+    """The app that composes: foot, whose shell copies what it receives to
+    `typed`, or a GTK 4 entry, which appends each line entered to it."""
+    if client == "foot":
+        return ["foot", "sh", "-c", 'exec cat > "$0"', str(typed)]
+    # GTK's own text-input-v3 module (not an IM module of the engine's), drawn
+    # without GL, no accessibility bus.
+    return ["env", "GDK_BACKEND=wayland", "GTK_IM_MODULE=wayland", "GSK_RENDERER=cairo", "GTK_A11Y=none",
+            "/usr/bin/python3", str(GTK_ENTRY), str(typed)]
+
+
+def start(carrel, procs, logdir, logs, tmp_path, engines=("mozc",), allow=("input_method",), client="foot"):
+    """Xvfb, then carrel with a session begun on the app's behalf allowing
+    `allow`; the app (`typing_app`) writes what it receives to a file.
+    Returns (carrel, display, file)."""
     display = start_xvfb(procs, logdir, logs)
     policy = write_policy(tmp_path, engines)
     config = tmp_path / "exam.toml"
     config.write_text("allow = [%s]\n" % ", ".join(f'"{a}"' for a in allow))
     typed = tmp_path / "typed.txt"
-    c = carrel.start(app=["foot", "sh", "-c", 'exec cat > "$0"', str(typed)],
-                     args=["--policy", str(policy), f"--assessment={config}"], backend="x11",
+    app = typing_app(client, typed)
+    c = carrel.start(app=app, args=["--policy", str(policy), f"--assessment={config}"], backend="x11",
                      env={"DISPLAY": display, "LANG": "C.UTF-8"})
-    line = re.compile(r"session began \(on behalf of foot\)$", re.M)
+    line = re.compile(rf"session began \(on behalf of {re.escape(app[0])}\)$", re.M)
     assert h.wait_until(lambda: line.search(stderr(c)), 15), f"no session began\n{c.evidence()}"
-    assert h.wait_until(typed.exists, 10), f"foot's shell never ran\n{c.evidence()}"
+    assert h.wait_until(typed.exists, 10), f"{client} never opened its file\n{c.evidence()}"
     return c, display, typed
 
 
 def engine_ready(c, timeout=15.0):
     """The engine launched last (after a session's begin restarted it, or a
     kill relaunched it) bound the input method and grabbed the keyboard,
-    and has had half a second since. Keys typed the moment a relaunched
-    engine grabs can still be lost on a slow build (README, "Not done yet";
-    test_typing_through_begin_restart_and_kill_is_never_lost types through
-    that); these tests are about what the engine composes."""
+    and has had half a second since. Syllables composed the moment a
+    relaunched engine grabs can be dropped by foot on a slow build (README,
+    "Not done yet"; test_typing_through_begin_restart_and_kill_is_never_lost
+    types through that); these tests are about what the engine composes."""
     def grabbed():
         log = stderr(c)
         return "input method: the engine grabbed the keyboard" in log[log.rfind("launched input method"):]
@@ -482,16 +503,29 @@ def busy_cores(procs, count=2):
         procs.spawn(f"busy-{index}", ["sh", "-c", "while :; do :; done"], env=h.clean_env())
 
 
-def test_typing_through_begin_restart_and_kill_is_never_lost(carrel, procs, logdir, logs, tmp_path):
+@pytest.mark.parametrize("client", ["foot", "gtk4"])
+def test_typing_through_begin_restart_and_kill_is_never_lost(carrel, procs, logdir, logs, tmp_path, client):
     """Typing without pause, on a machine kept busy by two spinning shells:
     from the moment the session began (which restarts hangul's engine to
     switch its prediction off) through a kill -9 of the engine and its
     relaunch. Keys typed while no engine holds the grab are held by carrel
-    and replayed to the engine when it is back (or given to foot plain after
-    2 s): foot receives every key exactly once, in order. Afterwards the
-    relaunched engine composes Korean again."""
+    and replayed to the engine when it is back (or given to the app plain
+    after 2 s): the app receives every key exactly once, in order.
+    Afterwards the relaunched engine composes Korean again.
+
+    Twice: into foot, and into a GTK 4 entry. The relaunched engine works
+    through its backlog and the first syllables at once, so its commits
+    reach the app while the app commits state of its own (foot a new cursor
+    rectangle for the preedit it just drew, GTK its surrounding text after
+    each change): the `done` carrying a syllable then has a serial behind
+    the app's commits. The protocol says to apply it all the same; GTK
+    does, foot 1.13 drops it, syllable included (README, "Not done yet",
+    from a protocol trace), which a slow build (AddressSanitizer) makes
+    likely: there only the GTK run is made."""
+    if client == "gtk4" and not gtk4_available():
+        pytest.skip("needs /usr/bin/python3 with python3-gi and gir1.2-gtk-4.0 (meson-helpers/packages.sh installs them)")
     busy_cores(procs)
-    c, display, typed = start(carrel, procs, logdir, logs, tmp_path, engines=("hangul",))
+    c, display, typed = start(carrel, procs, logdir, logs, tmp_path, engines=("hangul",), client=client)
     xdo(display, "mousemove", "400", "300")
     typing = procs.spawn("xdotool-type", ["xdotool", "type", "--delay", "40", DIGITS],
                          env=h.clean_env({"DISPLAY": display}))
@@ -504,7 +538,7 @@ def test_typing_through_begin_restart_and_kill_is_never_lost(carrel, procs, logd
     os.kill(killed, signal.SIGKILL)
     typing.wait(timeout=30)
     # The relaunched engine composes; Return hands the line to foot's shell
-    # (its terminal passes whole lines).
+    # (its terminal passes whole lines), or has the entry write it.
     assert h.wait_until(lambda: "input method: the engine grabbed the keyboard" in
                         stderr(c)[stderr(c).rfind("launched input method"):], 15), c.evidence()
     type_keys(display, "gksrnrdj", ["space", "Return"])
@@ -514,10 +548,21 @@ def test_typing_through_begin_restart_and_kill_is_never_lost(carrel, procs, logd
     to_engine = len(re.findall(r"input method: the engine took the keyboard; \d+ held keys go to the input method", log))
     plain = len(re.findall(r"held keys go to #\d+ as plain keys", log))
     unanswered = len(re.findall(r"input method: \d+ keys the engine had not answered", log))
-    print(f"holds: {held}; let go to the engine {to_engine} times, to foot plain {plain} times; "
+    print(f"holds: {held}; let go to the engine {to_engine} times, to the app plain {plain} times; "
           f"keys a dead engine had not answered passed on {unanswered} times")
-    assert text == DIGITS + "한국어 \n", \
-        f"foot received {len(text)} characters, not the {len(DIGITS)} digits and 한국어 typed: {text!r}\n{c.evidence()}"
+    if client == "foot":
+        assert text == DIGITS + "한국어 \n", \
+            f"foot received {len(text)} characters, not the {len(DIGITS)} digits and 한국어 typed: {text!r}\n{c.evidence()}"
+    else:
+        # GTK applies a text input's done as it reads it but queues keys for
+        # its main loop, so a syllable committed right behind digits the
+        # engine passed on can land before them in the entry (seen in a
+        # protocol trace: the keys were read first). Each kind comes once, in
+        # order, and the space and Return, keys too, after every digit.
+        syllables = "".join(ch for ch in text if "\uac00" <= ch <= "\ud7a3")
+        keys = "".join(ch for ch in text if not "\uac00" <= ch <= "\ud7a3")
+        assert syllables == "한국어" and keys == DIGITS + " \n", \
+            f"the entry received {len(text)} characters, not the {len(DIGITS)} digits and 한국어 typed: {text!r}\n{c.evidence()}"
     assert engine_pid(c) != killed, f"the killed engine was not relaunched\n{c.evidence()}"
     assert held >= 1, f"no key was ever held while the engine was away\n{c.evidence()}"
     assert "session interrupted" not in stderr(c) and "session ended" not in stderr(c), c.evidence()
