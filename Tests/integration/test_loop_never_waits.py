@@ -42,7 +42,8 @@ session turns its prediction off); a helper slow to answer its new start
 holds up nothing, and one that never answers reaches the link's bound (the
 session is interrupted, the engine's start fails and is relaunched after a
 back-off, as a launch that failed). Nor does a slow answer to the SIGTERM
-that ends the engine at a session's begin or end hold anything up.
+that ends the engine at a session's begin or end hold anything up, nor one
+to the SIGTERM a forced end sends the app the helper started.
 
 Root only, like the other network tests (a network namespace, cgroup v2 and
 nftables; test_providers.py says how).
@@ -52,6 +53,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -519,15 +522,10 @@ def test_a_hung_reload_for_a_restarted_seat_service_interrupts_the_session_at_it
             unit.remove()
 
 
-def slow_helper_world(carrel, procs, logdir, logs, machine, client_python, pywayland_protocols,
-                      delay: float, what: str = "participant", skip: int = 0, policy_text: str | None = None,
-                      helper_args: tuple[str, ...] = ()) -> tuple[PrivilegedWorld, Path]:
-    """The helper behind slow_helper_proxy.py, which holds a participant's
-    spawn (`what`: or another role's, or every signal) `delay` seconds, the
-    first `skip` of them let through at once; carrel (policy: `policy_text`,
-    else participant `calc`, the paint client) talks to the proxy. The
-    world, and the proxy's output."""
-    machine.start_helper(*helper_args)
+def slow_helper_proxy(procs, logdir, machine, delay: float, what: str, skip: int = 0) -> Path:
+    """slow_helper_proxy.py in front of the running helper, as Carrel's
+    user; `machine.socket` (carrel's --privileged-helper) is the proxy's
+    from now on. The proxy's output."""
     # A copy Carrel's user can read, and a socket in a directory of its own.
     proxy = machine.carrel_dir / "slow_helper_proxy.py"
     proxy.write_bytes((HERE / "slow_helper_proxy.py").read_bytes())
@@ -539,11 +537,24 @@ def slow_helper_world(carrel, procs, logdir, logs, machine, client_python, pyway
                                     SYSTEM_PYTHON, proxy, listen, machine.socket, what, str(delay), str(skip)],
                     env=h.clean_env(), stdout=o, stderr=subprocess.STDOUT)
     assert h.wait_until(lambda: "ready" in out.read_text(), 10), out.read_text()
+    machine.socket = listen
+    return out
+
+
+def slow_helper_world(carrel, procs, logdir, logs, machine, client_python, pywayland_protocols,
+                      delay: float, what: str = "participant", skip: int = 0, policy_text: str | None = None,
+                      helper_args: tuple[str, ...] = ()) -> tuple[PrivilegedWorld, Path]:
+    """The helper behind slow_helper_proxy.py, which holds a participant's
+    spawn (`what`: or another role's, or every signal) `delay` seconds, the
+    first `skip` of them let through at once; carrel (policy: `policy_text`,
+    else participant `calc`, the paint client) talks to the proxy. The
+    world, and the proxy's output."""
+    machine.start_helper(*helper_args)
+    out = slow_helper_proxy(procs, logdir, machine, delay, what, skip)
     policy = machine.carrel_dir / "policy.toml"
     policy.write_text(policy_text or ("[participants.calc]\n"
                                       f"command = [\"{h.paint_bin()}\", \"--color\", \"33cc66\"]\n"
                                       "network = true\n"))
-    machine.socket = listen  # carrel's --privileged-helper
     w = PrivilegedWorld(carrel, procs, logdir, logs, client_python, pywayland_protocols, machine,
                         args=["--policy", str(policy)])
     return w, out
@@ -714,3 +725,71 @@ def test_a_slow_answer_to_the_engines_sigterm_holds_up_nothing_at_begin_or_end(
                              f"(median {sorted(took)[len(took) // 2] * 1000:.1f} ms over {len(took)})\n{w.log()}")
     assert h.wait_until(lambda: engine_launches(w) == 3, 15), f"the engine was not started again\n{w.log()}"
     w.alive()
+
+
+def test_a_slow_answer_to_the_apps_sigterm_at_a_forced_end_holds_up_nothing(
+        carrel, procs, logdir, logs, machine, client_python, pywayland_protocols):
+    """As test_privileged's forced end: the session's owner is the app the
+    helper started (the assessment client on WAYLAND_SOCKET); after the
+    notice its SIGTERM goes through the helper, which answers 3 s late."""
+    from carrel_clients import CLIENT, Driver, ctl_bin
+    from test_privileged import FifoProcess
+    machine.start_helper()
+    out = slow_helper_proxy(procs, logdir, machine, 3, "signal")
+    protocols = machine.shared / "protocols"
+    shutil.copytree(pywayland_protocols, protocols)
+    for path in [protocols, *protocols.rglob("*")]:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    fifo_in, fifo_out = machine.app_dir / "stdin", machine.app_dir / "stdout"
+    for fifo in (fifo_in, fifo_out):
+        os.mkfifo(fifo, 0o600)
+        os.chown(fifo, machine.exam.pw_uid, machine.exam.pw_gid)
+    pipes = FifoProcess(fifo_in, fifo_out)
+    control = machine.carrel_dir / "control.sock"
+    with h.carrel_bin_replaced(machine.wrapper):
+        c = carrel.start(app=["sh", "-c", 'exec "$0" "$1" < "$2" > "$3"', client_python, CLIENT, fifo_in, fifo_out],
+                         args=["--privileged-helper", str(machine.socket), "--control-socket", str(control)],
+                         env={"CARREL_PYWAYLAND_PROTOCOLS": str(protocols), "PYTHONUNBUFFERED": "1"},
+                         audit_log=machine.carrel_dir / "audit.jsonl")
+    transcript = logdir / "helper-app.transcript"
+    logs.append(("the helper's app transcript", transcript))
+    a = Driver("helper-app", pipes, logdir / "helper-app.stderr", transcript)
+    try:
+        a.expect("ready", what="the app connected through WAYLAND_SOCKET")
+        a.map()
+        a.bind()
+        a.begin()
+        a.began()
+        r = subprocess.run([str(ctl_bin()), "--socket", str(control), "end", "--reason", "app hangs", "--force"],
+                           capture_output=True, text=True, timeout=15, env=h.clean_env())
+        assert r.returncode == 0, r.stdout + r.stderr
+        a.expect("session s ended", what="ended after end --force")
+        # The notice (1 s), then the SIGTERM the proxy holds 3 s. The app
+        # ends (and carrel with it) about 4 s after the end: the round trips
+        # go through the control socket, whose client outlives it, and stop
+        # before then.
+        took = control_round_trips(control, 3.0)
+        report(took)
+        assert "held signal" in out.read_text(), f"the app's SIGTERM never went through the helper\n{c.evidence()}"
+        assert max(took) < 1.0, (f"a round trip waited {max(took):.2f} s while the helper held the app's SIGTERM "
+                                 f"(median {sorted(took)[len(took) // 2] * 1000:.1f} ms over {len(took)})\n{c.evidence()}")
+        # The SIGTERM still reaches the app: it ends, and so does carrel (no kiosk).
+        assert c.wait_exit() == 128 + signal.SIGTERM, c.evidence()
+    finally:
+        pipes.close()
+
+
+def control_round_trips(control: Path, seconds: float) -> list[float]:
+    """`carrelctl status` one after another for `seconds`, each answered
+    from carrel's loop: how long each took (carrelctl's own start included)."""
+    from carrel_clients import ctl_bin
+    took = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        start = time.monotonic()
+        r = subprocess.run([str(ctl_bin()), "--socket", str(control), "status"],
+                           capture_output=True, text=True, timeout=30, env=h.clean_env())
+        took.append(time.monotonic() - start)
+        assert r.returncode == 0, r.stdout + r.stderr
+        time.sleep(0.05)
+    return took
