@@ -65,7 +65,7 @@ final class AppStop {
         timer = EventLoopTimer(loop: loop) { [unowned self] in fire() }
         guard let timer else {
             record("no timer for the grace period (out of resources): SIGKILL sent to helper program \(program.id) at once")
-            _ = program.signal(.kill)
+            _ = program.signal(.kill) { why in record("could not send SIGKILL to helper program \(program.id): \(why)") }
             return
         }
         timer.arm(after: notice)
@@ -79,9 +79,17 @@ final class AppStop {
         return entry.startTime != startTime || entry.isZombie
     }
 
-    /// nil when sent, else why not.
+    /// nil when sent, else why not. Through the helper its answer is not
+    /// waited for: a SIGTERM the helper could not send ends the stop when
+    /// it says so, as one that failed at once does.
     private func send(_ signal: PrivilegedRequest.StopSignal) -> String? {
-        if let program { return program.signal(signal) }
+        if let program {
+            return program.signal(signal) { [weak self] why in
+                guard let self, signal == .term, timer != nil else { return }
+                record("could not send SIGTERM to \(name): \(why)")
+                end()
+            }
+        }
         return kill(pid, signal == .term ? SIGTERM : SIGKILL) == 0 ? nil : SystemError.current
     }
 

@@ -102,6 +102,9 @@ public final class Server {
     /// that kills it if it lingers.
     var retiringInputMethod: InputMethodProcess?
     var inputMethodStopTimer: EventLoopTimer?
+    /// The privileged helper is starting the engine (asked, not answered);
+    /// Carrel stopping meanwhile makes the answer's engine go at once.
+    var inputMethodStart = StartsInFlight<PrivilegedRequest.SpawnRole>()
     /// The engine's private HOME.
     var inputMethodDirectory: String?
     /// Who the engine runs as when Carrel runs as root.
@@ -366,18 +369,6 @@ public final class Server {
             throw CompositorError.launch("the app has no session cgroup in Carrel's unit (\(providerHost?.cgroupProblem ?? "unknown reason")); the privileged helper starts programs only in one (Delegate=yes in carrel-kiosk.service)")
         }
         return try spawnThroughHelper(helper, role: .app, argv: options.app, cgroup: cgroup, connection: try roles.connect(.app), label: "app")
-    }
-
-    /// Starts the input method or the keyboard through the privileged
-    /// helper when Carrel has one (as that role's user, in the role's cgroup,
-    /// with a private home holding `files`); nil without a helper, and then
-    /// `connection` is still the caller's. With one, `connection` is consumed.
-    func launchThroughHelper(_ role: PrivilegedRequest.SpawnRole, argv: [String], connection: Int32, label: String,
-                             files: [String: String] = [:]) throws -> LaunchedApp? {
-        guard let helper = privilegedHelper else { return nil }
-        let cgroup = try helperRoleCgroup(role, closingOnFailure: connection)
-        return try spawnThroughHelper(helper, role: role, argv: argv, cgroup: cgroup, connection: connection,
-                                      label: label, files: files)
     }
 
     /// Launches the input method or the keyboard (without the helper) in a

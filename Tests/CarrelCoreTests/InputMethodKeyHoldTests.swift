@@ -211,6 +211,16 @@ struct InputMethodKeyHoldTests {
             double.desk.inputMethodLaunched(now: now, prediction: double.desk.enginePredictionAllowed)
         }
 
+        /// Carrel asks the helper to start it and goes on.
+        mutating func askHelper() {
+            double.desk.inputMethodStarting(prediction: double.desk.enginePredictionAllowed)
+        }
+
+        mutating func helperAnswers() {
+            let now = self.now
+            step { $0.inputMethodStarted(now: now) }
+        }
+
         mutating func bindAndGrab() {
             if double.desk.inputMethod.engine == nil {
                 engine = ClientID(nextEngine)
@@ -293,6 +303,9 @@ struct InputMethodKeyHoldTests {
     enum Away: String, CaseIterable, CustomStringConvertible {
         /// Carrel launched it and it has not grabbed yet.
         case starting
+        /// Carrel asked the privileged helper to start it; the helper has
+        /// not answered yet (the loop does not wait for it).
+        case startingThroughHelper
         /// Killed (-9): its connection closes, its exit is reaped, it is relaunched.
         case killed
         /// The session's begin restarts it (prediction off).
@@ -310,6 +323,9 @@ struct InputMethodKeyHoldTests {
         case .starting:
             typist = Typist(session: [.inputMethod], engineRunning: false)
             typist.launch()
+        case .startingThroughHelper:
+            typist = Typist(session: [.inputMethod], engineRunning: false)
+            typist.askHelper()
         case .killed:
             typist = Typist(session: [.inputMethod])
             typist.type(2)
@@ -343,6 +359,11 @@ struct InputMethodKeyHoldTests {
         #expect(typist.double.heldKeyDeadline == typist.now.advanced(by: KeysAwaitingEngine.limit))
         typist.wait(.milliseconds(1500))
         if away == .killed || away == .restartedByBegin { typist.launch() }
+        // The helper answers late: keys still wait, for the engine's grab.
+        if away == .startingThroughHelper {
+            typist.helperAnswers()
+            #expect(typist.held.count == 3)
+        }
         typist.bindAndGrab()
         typist.type(2)
         #expect(typist.held.isEmpty)

@@ -3,12 +3,14 @@ the real carrel-privileged that passes Carrel's requests on (with the
 descriptor a spawn carries) and the helper's answers back, but holds a
 `spawn` request for role WHAT (or, with WHAT `signal`, every `signal`
 request), and everything Carrel sends after it, for DELAY seconds before
-passing it on. Run as Carrel's user (the helper
+passing it on; with SKIP, the first SKIP such requests (over all of
+Carrel's connections) pass at once. Run as Carrel's user (the helper
 accepts only that user). Used by test_loop_never_waits.py.
 
-    slow_helper_proxy.py LISTEN_PATH HELPER_PATH WHAT DELAY_SECONDS
+    slow_helper_proxy.py LISTEN_PATH HELPER_PATH WHAT DELAY_SECONDS [SKIP]
 
-Prints "ready" once listening, and "held WHAT" for each request it holds.
+Prints "ready" once listening, "held WHAT" for each request it holds and
+"passed WHAT" for each it let through at once.
 """
 
 from __future__ import annotations
@@ -34,15 +36,25 @@ def holds(data: bytes, what: str) -> bool:
     return b'"request":"spawn"' in data and f'"role":"{what}"'.encode() in data
 
 
-def requests(carrel: socket.socket, helper: socket.socket, what: str, delay: float) -> None:
+skipped = [0]
+skipping = threading.Lock()
+
+
+def requests(carrel: socket.socket, helper: socket.socket, what: str, delay: float, skip: int) -> None:
     try:
         while True:
             data, fds, _, _ = socket.recv_fds(carrel, 65536, 4)
             if not data:
                 break
             if holds(data, what):
-                print(f"held {what}", flush=True)
-                time.sleep(delay)
+                with skipping:
+                    passing = skipped[0] < skip
+                    skipped[0] += passing
+                if passing:
+                    print(f"passed {what}", flush=True)
+                else:
+                    print(f"held {what}", flush=True)
+                    time.sleep(delay)
             if fds:
                 socket.send_fds(helper, [data], fds)
                 for fd in fds:
@@ -68,6 +80,7 @@ def answers(helper: socket.socket, carrel: socket.socket) -> None:
 
 def main() -> None:
     listen_path, helper_path, what, delay = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
+    skip = int(sys.argv[5]) if len(sys.argv) > 5 else 0
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(listen_path)
     os.chmod(listen_path, 0o600)
@@ -77,7 +90,7 @@ def main() -> None:
         carrel, _ = server.accept()
         helper = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         helper.connect(helper_path)
-        threading.Thread(target=requests, args=(carrel, helper, what, delay), daemon=True).start()
+        threading.Thread(target=requests, args=(carrel, helper, what, delay, skip), daemon=True).start()
         threading.Thread(target=answers, args=(helper, carrel), daemon=True).start()
 
 

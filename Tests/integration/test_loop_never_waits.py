@@ -37,6 +37,14 @@ and one that never answers fails the begin with participant_unavailable at
 the link's bound (12 s). Nor does an end wait for the helper's answer to
 the participant's kill.
 
+The input method the helper starts: a session's begin restarts it (the
+session turns its prediction off); a helper slow to answer its new start
+holds up nothing, and one that never answers reaches the link's bound (the
+session is interrupted, the engine's start fails and is relaunched after a
+back-off, as a launch that failed). Nor does a slow answer to the SIGTERM
+that ends the engine at a session's begin or end hold anything up, nor one
+to the SIGTERM a forced end sends the app the helper started.
+
 Root only, like the other network tests (a network namespace, cgroup v2 and
 nftables; test_providers.py says how).
 """
@@ -44,6 +52,9 @@ nftables; test_providers.py says how).
 from __future__ import annotations
 
 import os
+import re
+import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -54,7 +65,7 @@ import carrel_harness as h
 from assessment_protocol import INTEGRITY, RESTRICTION_FAILED, SESSION_WIRE
 from media_bus import Player, media_world
 from netns import SYSTEM_PYTHON, FakeUnit, Namespace, NetWorld, begin_session, log_text, start_server, tool
-from privileged_setup import PrivilegedWorld
+from privileged_setup import PrivilegedWorld, account
 
 HERE = Path(__file__).resolve().parent
 PARTICIPANT_UNAVAILABLE = SESSION_WIRE.failure_reason.participant_unavailable.value
@@ -510,12 +521,10 @@ def test_a_hung_reload_for_a_restarted_seat_service_interrupts_the_session_at_it
             unit.remove()
 
 
-def slow_helper_world(carrel, procs, logdir, logs, machine, client_python, pywayland_protocols,
-                      delay: float, what: str = "participant") -> tuple[PrivilegedWorld, Path]:
-    """The helper behind slow_helper_proxy.py, which holds a participant's
-    spawn (`what`: or every signal) `delay` seconds; carrel (policy: participant `calc`, the paint
-    client) talks to the proxy. The world, and the proxy's output."""
-    machine.start_helper()
+def slow_helper_proxy(procs, logdir, machine, delay: float, what: str, skip: int = 0) -> Path:
+    """slow_helper_proxy.py in front of the running helper, as Carrel's
+    user; `machine.socket` (carrel's --privileged-helper) is the proxy's
+    from now on. The proxy's output."""
     # A copy Carrel's user can read, and a socket in a directory of its own.
     proxy = machine.carrel_dir / "slow_helper_proxy.py"
     proxy.write_bytes((HERE / "slow_helper_proxy.py").read_bytes())
@@ -524,14 +533,27 @@ def slow_helper_world(carrel, procs, logdir, logs, machine, client_python, pyway
     user = machine.carrel_user
     with open(out, "wb") as o:
         procs.spawn("slow-helper", ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--init-groups",
-                                    SYSTEM_PYTHON, proxy, listen, machine.socket, what, str(delay)],
+                                    SYSTEM_PYTHON, proxy, listen, machine.socket, what, str(delay), str(skip)],
                     env=h.clean_env(), stdout=o, stderr=subprocess.STDOUT)
     assert h.wait_until(lambda: "ready" in out.read_text(), 10), out.read_text()
+    machine.socket = listen
+    return out
+
+
+def slow_helper_world(carrel, procs, logdir, logs, machine, client_python, pywayland_protocols,
+                      delay: float, what: str = "participant", skip: int = 0, policy_text: str | None = None,
+                      helper_args: tuple[str, ...] = ()) -> tuple[PrivilegedWorld, Path]:
+    """The helper behind slow_helper_proxy.py, which holds a participant's
+    spawn (`what`: or another role's, or every signal) `delay` seconds, the
+    first `skip` of them let through at once; carrel (policy: `policy_text`,
+    else participant `calc`, the paint client) talks to the proxy. The
+    world, and the proxy's output."""
+    machine.start_helper(*helper_args)
+    out = slow_helper_proxy(procs, logdir, machine, delay, what, skip)
     policy = machine.carrel_dir / "policy.toml"
-    policy.write_text("[participants.calc]\n"
-                      f"command = [\"{h.paint_bin()}\", \"--color\", \"33cc66\"]\n"
-                      "network = true\n")
-    machine.socket = listen  # carrel's --privileged-helper
+    policy.write_text(policy_text or ("[participants.calc]\n"
+                                      f"command = [\"{h.paint_bin()}\", \"--color\", \"33cc66\"]\n"
+                                      "network = true\n"))
     w = PrivilegedWorld(carrel, procs, logdir, logs, client_python, pywayland_protocols, machine,
                         args=["--policy", str(policy)])
     return w, out
@@ -604,3 +626,169 @@ def test_an_end_while_the_helper_is_slow_to_kill_a_participant_ends_at_once_and_
     assert h.wait_until(lambda: not any("participant-calc" in c for c in machine.session_cgroups()), 15), \
         f"the participant outlived its session: {machine.session_cgroups()}\n{w.log()}"
     w.alive()
+
+
+# An engine that ignores fcitx5's addon options (they follow the script as
+# its $0, $1) and ends with SIGTERM.
+ENGINE_POLICY = '[input_method]\ncommand = ["/bin/sh", "-c", "exec sleep 600"]\n'
+
+
+def engine_helper_world(carrel, procs, logdir, logs, machine, client_python, pywayland_protocols,
+                        delay: float, what: str = "input_method", skip: int = 1) -> tuple[PrivilegedWorld, Path]:
+    """slow_helper_world with the input method as the policy's (started by
+    the helper as an account of its own), the engine's first start let
+    through when `what` is its spawn; the engine is running when it returns."""
+    account("carrel-input")
+    w, out = slow_helper_world(carrel, procs, logdir, logs, machine, client_python, pywayland_protocols, delay,
+                               what=what, skip=skip, policy_text=ENGINE_POLICY,
+                               helper_args=("--input-method-user", "carrel-input"))
+    assert h.wait_until(lambda: engine_launches(w) == 1, 10), f"the engine never started\n{w.log()}"
+    return w, out
+
+
+def engine_launches(w) -> int:
+    return w.log().count("launched input method")
+
+
+def test_an_engine_the_helper_is_slow_to_restart_holds_up_no_round_trip_and_it_runs(
+        carrel, procs, logdir, logs, machine, client_python, pywayland_protocols):
+    w, out = engine_helper_world(carrel, procs, logdir, logs, machine, client_python, pywayland_protocols, 3)
+    a = w.client("exam")
+    a.map()
+    a.bind()
+    asked = time.monotonic()
+    # No predictive_text: the begin restarts the engine; the helper holds its new start 3 s.
+    a.begin()
+    took = round_trips(a, 4.0)
+    report(took)
+    a.began()
+    assert "held input_method" in out.read_text(), f"the engine's new start never reached the helper\n{w.log()}"
+    # A loop that waited for the helper's answer would hold a round trip 3 s.
+    assert max(took) < 1.0, (f"a round trip waited {max(took):.2f} s while the helper took 3 s to start the engine "
+                             f"(median {sorted(took)[len(took) // 2] * 1000:.1f} ms over {len(took)})\n{w.log()}")
+    assert h.wait_until(lambda: engine_launches(w) == 2, 10), f"the engine was not started again\n{w.log()}"
+    assert time.monotonic() - asked >= 3.0
+    assert not a.matching(r"session s interrupted .*"), f"a slow but good start interrupted the session\n{w.log()}"
+    a.send("end s")
+    a.expect("session s ended", timeout=20)
+    w.alive()
+
+
+def test_an_engine_the_helper_never_restarts_reaches_the_links_bound_and_holds_up_nothing(
+        carrel, procs, logdir, logs, machine, client_python, pywayland_protocols):
+    w, out = engine_helper_world(carrel, procs, logdir, logs, machine, client_python, pywayland_protocols, 60)
+    a = w.client("exam")
+    a.map()
+    a.bind()
+    asked = time.monotonic()
+    a.begin()
+    took = round_trips(a, 4.0)
+    report(took)
+    a.began()
+    m = a.expect(r"session s interrupted (\d+) (.*)", timeout=30, what="interrupted(integrity) at the helper's bound")
+    waited = time.monotonic() - asked
+    assert "held input_method" in out.read_text(), f"the engine's new start never reached the helper\n{w.log()}"
+    assert max(took) < 1.0, f"a round trip waited {max(took):.2f} s while the helper did not answer\n{w.log()}"
+    assert int(m.group(1)) == INTEGRITY, a.lines
+    assert "12.0 s" in m.group(2), m.group(2)
+    assert 12.0 <= waited < 20.0, f"interrupted after {waited:.1f} s, not at the helper's 12 s bound"
+    # The start failed as a launch that failed: relaunched after a back-off.
+    failed = re.compile(r"input method: the engine ended \(could not launch: .*12\.0 s.*\); relaunching in")
+    assert h.wait_until(lambda: failed.search(w.log()), 5), w.log()
+    round_trips(a, 0.3)
+    w.alive()
+
+
+def test_a_slow_answer_to_the_engines_sigterm_holds_up_nothing_at_begin_or_end(
+        carrel, procs, logdir, logs, machine, client_python, pywayland_protocols):
+    w, out = engine_helper_world(carrel, procs, logdir, logs, machine, client_python, pywayland_protocols, 3,
+                                 what="signal", skip=0)
+    a = w.client("exam")
+    a.map()
+    a.bind()
+    # The begin restarts the engine: its SIGTERM goes through the helper, which answers 3 s late.
+    a.begin()
+    took = round_trips(a, 4.0)
+    a.began()
+    assert "held signal" in out.read_text(), f"the engine's SIGTERM never went through the helper\n{w.log()}"
+    assert h.wait_until(lambda: engine_launches(w) == 2, 15), f"the engine was not started again\n{w.log()}"
+    # The end turns prediction back on: the same again.
+    asked = time.monotonic()
+    a.send("end s")
+    a.expect("session s ended", timeout=20)
+    ended = time.monotonic() - asked
+    took += round_trips(a, 4.0) + [ended]
+    report(took)
+    assert out.read_text().count("held signal") >= 2, f"the end's SIGTERM never went through the helper\n{w.log()}"
+    assert max(took) < 1.0, (f"a round trip waited {max(took):.2f} s while the helper held the engine's SIGTERM "
+                             f"(median {sorted(took)[len(took) // 2] * 1000:.1f} ms over {len(took)})\n{w.log()}")
+    assert h.wait_until(lambda: engine_launches(w) == 3, 15), f"the engine was not started again\n{w.log()}"
+    w.alive()
+
+
+def test_a_slow_answer_to_the_apps_sigterm_at_a_forced_end_holds_up_nothing(
+        carrel, procs, logdir, logs, machine, client_python, pywayland_protocols):
+    """As test_privileged's forced end: the session's owner is the app the
+    helper started (the assessment client on WAYLAND_SOCKET); after the
+    notice its SIGTERM goes through the helper, which answers 3 s late."""
+    from carrel_clients import CLIENT, Driver, ctl_bin
+    from test_privileged import FifoProcess
+    machine.start_helper()
+    out = slow_helper_proxy(procs, logdir, machine, 3, "signal")
+    protocols = machine.shared / "protocols"
+    shutil.copytree(pywayland_protocols, protocols)
+    for path in [protocols, *protocols.rglob("*")]:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    fifo_in, fifo_out = machine.app_dir / "stdin", machine.app_dir / "stdout"
+    for fifo in (fifo_in, fifo_out):
+        os.mkfifo(fifo, 0o600)
+        os.chown(fifo, machine.exam.pw_uid, machine.exam.pw_gid)
+    pipes = FifoProcess(fifo_in, fifo_out)
+    control = machine.carrel_dir / "control.sock"
+    with h.carrel_bin_replaced(machine.wrapper):
+        c = carrel.start(app=["sh", "-c", 'exec "$0" "$1" < "$2" > "$3"', client_python, CLIENT, fifo_in, fifo_out],
+                         args=["--privileged-helper", str(machine.socket), "--control-socket", str(control)],
+                         env={"CARREL_PYWAYLAND_PROTOCOLS": str(protocols), "PYTHONUNBUFFERED": "1"},
+                         audit_log=machine.carrel_dir / "audit.jsonl")
+    transcript = logdir / "helper-app.transcript"
+    logs.append(("the helper's app transcript", transcript))
+    a = Driver("helper-app", pipes, logdir / "helper-app.stderr", transcript)
+    try:
+        a.expect("ready", what="the app connected through WAYLAND_SOCKET")
+        a.map()
+        a.bind()
+        a.begin()
+        a.began()
+        r = subprocess.run([str(ctl_bin()), "--socket", str(control), "end", "--reason", "app hangs", "--force"],
+                           capture_output=True, text=True, timeout=15, env=h.clean_env())
+        assert r.returncode == 0, r.stdout + r.stderr
+        a.expect("session s ended", what="ended after end --force")
+        # The notice (1 s), then the SIGTERM the proxy holds 3 s. The app
+        # ends (and carrel with it) about 4 s after the end: the round trips
+        # go through the control socket, whose client outlives it, and stop
+        # before then.
+        took = control_round_trips(control, 3.0)
+        report(took)
+        assert "held signal" in out.read_text(), f"the app's SIGTERM never went through the helper\n{c.evidence()}"
+        assert max(took) < 1.0, (f"a round trip waited {max(took):.2f} s while the helper held the app's SIGTERM "
+                                 f"(median {sorted(took)[len(took) // 2] * 1000:.1f} ms over {len(took)})\n{c.evidence()}")
+        # The SIGTERM still reaches the app: it ends, and so does carrel (no kiosk).
+        assert c.wait_exit() == 128 + signal.SIGTERM, c.evidence()
+    finally:
+        pipes.close()
+
+
+def control_round_trips(control: Path, seconds: float) -> list[float]:
+    """`carrelctl status` one after another for `seconds`, each answered
+    from carrel's loop: how long each took (carrelctl's own start included)."""
+    from carrel_clients import ctl_bin
+    took = []
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        start = time.monotonic()
+        r = subprocess.run([str(ctl_bin()), "--socket", str(control), "status"],
+                           capture_output=True, text=True, timeout=30, env=h.clean_env())
+        took.append(time.monotonic() - start)
+        assert r.returncode == 0, r.stdout + r.stderr
+        time.sleep(0.05)
+    return took

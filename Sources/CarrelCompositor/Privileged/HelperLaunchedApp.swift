@@ -31,16 +31,18 @@ final class HelperLaunchedApp: LaunchedApp {
     /// Whether the helper said it ended.
     var hasExited: Bool { exit != nil }
 
-    /// Sends `signal` through the helper; nil when sent, else why not.
-    func signal(_ signal: PrivilegedRequest.StopSignal) -> String? {
+    /// Sends `signal` through the helper without waiting for its answer
+    /// (the loop goes on; the link bounds the wait for it): nil when sent,
+    /// else why not. `failed` runs later, on the loop, if the helper could
+    /// not signal it (its error, or no answer within the link's bound).
+    func signal(_ signal: PrivilegedRequest.StopSignal, failed: @escaping (String) -> Void = { _ in }) -> String? {
         // Its id means another program to a helper connected since.
         guard generation == link.generation else { return "the privileged helper that started it is gone" }
-        do {
-            try link.request(.signal(id: id, signal: signal))
-            return nil
-        } catch {
-            return error.message
+        guard link.isConnected else { return link.problem ?? "the privileged helper is not connected" }
+        link.send(.signal(id: id, signal: signal)) { answer in
+            if case .failure(let error) = answer { failed(error.message) }
         }
+        return nil
     }
 
     /// The helper said it ended.
@@ -63,17 +65,14 @@ final class HelperLaunchedApp: LaunchedApp {
     /// the helper's answer heard from the loop).
     func kill() {
         guard exit == nil else { return }
-        guard generation == link.generation else {
-            logger.warning("could not kill program \(id) through the privileged helper: the privileged helper that started it is gone")
-            return
+        let warn = { [logger, id] (why: String) in
+            logger.warning("could not kill program \(id) through the privileged helper: \(why)")
         }
-        link.send(.signal(id: id, signal: .kill)) { [logger, id] answer in
-            if case .failure(let error) = answer {
-                logger.warning("could not kill program \(id) through the privileged helper: \(error.message)")
-            }
-        }
+        if let problem = signal(.kill, failed: warn) { warn(problem) }
     }
 
+    /// Carrel is stopping and its loop has ended: here waiting is what is
+    /// wanted (the program must be gone before Carrel is), bounded by `grace`.
     func terminate(grace: Double) {
         guard exit == nil, generation == link.generation else { return }
         do {

@@ -3,9 +3,9 @@ import Glibc
 import Logging
 
 /// Starting programs through the privileged helper without waiting for its
-/// answer: what a session's begin (its participants) and the on-screen
-/// keyboard use, so the loop that draws the exam never waits for the
-/// helper's spawn. The answer is bounded by the link (`answerTimeout`): a
+/// answer: what a session's begin (its participants), the on-screen
+/// keyboard and the input method use, so the loop that draws the exam
+/// never waits for the helper's spawn. The answer is bounded by the link (`answerTimeout`): a
 /// helper silent that long is dropped and the start fails.
 extension Server {
     /// The environment a program started through the helper gets.
@@ -43,9 +43,11 @@ extension Server {
         close(socket)
     }
 
-    /// `launchThroughHelper` without waiting: false without a helper (then
-    /// `connection` is still the caller's and `done` never runs); with one,
-    /// `connection` is consumed and `done` runs later, on the loop.
+    /// Starts the keyboard through the helper when Carrel has one (as its
+    /// role's user, in its role's cgroup, with a private home holding
+    /// `files`), without waiting: false without a helper (then `connection`
+    /// is still the caller's and `done` never runs); with one, `connection`
+    /// is consumed and `done` runs later, on the loop.
     func launchThroughHelperLater(_ role: PrivilegedRequest.SpawnRole, argv: [String], connection: Int32, label: String,
                                   files: [String: String] = [:],
                                   done: @escaping (Result<LaunchedApp, CompositorError>) -> Void) throws -> Bool {

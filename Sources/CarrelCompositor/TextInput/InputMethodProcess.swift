@@ -165,9 +165,14 @@ final class InputMethodProcess {
 
     /// Asks it and what it started to end (SIGTERM to its process group)
     /// without waiting: SIGCHLD tells when it has, `reap` collects it.
-    func beginStopping() {
+    /// Through the helper not even for the helper's answer: one that fails
+    /// is logged, and the stop's timer kills it all the same.
+    func beginStopping(logger: Logger) {
         if let launched {
-            _ = launched.signal(.term)
+            let warn = { [label = launched.label] (why: String) in
+                logger.warning("input method: could not send SIGTERM to \(label) through the privileged helper: \(why)")
+            }
+            if let problem = launched.signal(.term, failed: warn) { warn(problem) }
             return
         }
         guard !exited else { return }

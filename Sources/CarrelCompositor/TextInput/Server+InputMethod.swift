@@ -51,15 +51,8 @@ extension Server {
 
     private func launchInputMethod() throws {
         guard let policy = desk.policy.inputMethod else { return }
-        if privilegedHelper != nil {
-            let prediction = desk.enginePredictionAllowed
-            let socket = try roles.connect(.inputMethod)
-            let files = InputMethodProcess.configurationFiles(engines: policy.engines, prediction: prediction)
-            guard let launched = try launchThroughHelper(.inputMethod, argv: InputMethodProcess.command(policy), connection: socket,
-                                                         label: "input method", files: files) as? HelperLaunchedApp else { return }
-            inputMethodProcess = InputMethodProcess(helperLaunched: launched)
-            logger.notice("input method \(policy.command[0]) with engines \(policy.engines.joined(separator: ", ")), prediction \(prediction ? "on" : "off"), through the privileged helper")
-            decide { $0.inputMethodLaunched(now: AssessmentService.now(), prediction: prediction) }
+        if let helper = privilegedHelper {
+            try startInputMethodThroughHelper(helper, policy: policy)
             return
         }
         guard let home = inputMethodDirectory else { return }
@@ -71,6 +64,53 @@ extension Server {
                                           user: inputMethodUser, logger: logger)
         }
         decide { $0.inputMethodLaunched(now: AssessmentService.now(), prediction: prediction) }
+    }
+
+    /// Asks the helper to start the engine and goes on: the loop never waits
+    /// for its answer (bounded by the link's `answerTimeout`). Until it
+    /// comes Core holds keys for the engine; what the answer means is Core's.
+    private func startInputMethodThroughHelper(_ helper: PrivilegedHelperLink, policy: InputMethodPolicy) throws {
+        // One start at a time: its answer (or its failure) decides what follows.
+        guard !inputMethodStart.isInFlight(.inputMethod) else { return }
+        let prediction = desk.enginePredictionAllowed
+        let socket = try roles.connect(.inputMethod)
+        let cgroup = try helperRoleCgroup(.inputMethod, closingOnFailure: socket)
+        let files = InputMethodProcess.configurationFiles(engines: policy.engines, prediction: prediction)
+        inputMethodStart.ask(.inputMethod)
+        decide { $0.inputMethodStarting(prediction: prediction) }
+        logger.notice("input method \(policy.command[0]) with engines \(policy.engines.joined(separator: ", ")), prediction \(prediction ? "on" : "off"): asked the privileged helper to start it")
+        spawnThroughHelperLater(helper, role: .inputMethod, argv: InputMethodProcess.command(policy), cgroup: cgroup,
+                                connection: socket, label: "input method", files: files) { [weak self] answer in
+            self?.inputMethodStartAnswered(answer)
+        }
+    }
+
+    /// The helper answered the engine's start. Started: it runs (or goes at
+    /// once if Carrel stopped meanwhile); Core may restart it if a session
+    /// changed its prediction while the answer was on its way. Not started
+    /// (the helper's error, or silent past the link's bound): as a launch
+    /// that failed, Core relaunches it after a back-off or gives up.
+    private func inputMethodStartAnswered(_ answer: Result<LaunchedApp, CompositorError>) {
+        let disposition = inputMethodStart.answered(.inputMethod)
+        switch answer {
+        case .success(let launched):
+            guard let launched = launched as? HelperLaunchedApp else {
+                drive { $0.inputMethodStartFailed("could not launch: the privileged helper named no program of its own", now: AssessmentService.now()) }
+                return
+            }
+            let process = InputMethodProcess(helperLaunched: launched)
+            guard disposition == .keep else {
+                logger.notice("input method: \(process.label) started after Carrel stopped it; killing it")
+                process.forceStop()
+                return
+            }
+            inputMethodProcess = process
+            drive { $0.inputMethodStarted(now: AssessmentService.now()) }
+        case .failure(let error):
+            guard disposition == .keep else { return }
+            logger.error("\(error)")
+            drive { $0.inputMethodStartFailed("could not launch: \(error)", now: AssessmentService.now()) }
+        }
     }
 
     /// How long an engine being replaced has to end after SIGTERM before its
@@ -87,7 +127,7 @@ extension Server {
         inputMethodProcess = nil
         retiringInputMethod = process
         roles.disconnectClients(of: .inputMethod)
-        process.beginStopping()
+        process.beginStopping(logger: logger)
         logger.info("input method: stopping \(process.label); the new engine starts when it has ended")
         if inputMethodStopTimer == nil {
             inputMethodStopTimer = EventLoopTimer(loop: wl_display_get_event_loop(display)) { [unowned self] in
@@ -154,6 +194,7 @@ extension Server {
 
     /// Carrel is stopping: the engine ends, its configuration goes.
     func stopInputMethod() {
+        inputMethodStart.stop(.inputMethod)
         inputMethodTimer?.cancel()
         inputMethodTimer = nil
         inputMethodStopTimer?.cancel()

@@ -91,11 +91,39 @@ extension Desk {
         inputMethod.launched(now: now, prediction: prediction)
     }
 
+    /// Carrel asked the privileged helper to start (or relaunch) the engine
+    /// with `prediction` and goes on without waiting for the answer: the
+    /// engine is on its way, so keys for a window that would compose are
+    /// held for it (within `KeysAwaitingEngine.limit`), as while it launches.
+    public mutating func inputMethodStarting(prediction: Bool) {
+        inputMethod.starting(prediction: prediction)
+    }
+
+    /// The helper started the engine: launched with the setting it was
+    /// asked with. A session that came or went while the answer was on its
+    /// way and wants the other setting restarts it at once (fcitx5 reads it
+    /// only at start). Nothing when no start was in flight.
+    public mutating func inputMethodStarted(now: Instant) -> [DeskEffect] {
+        guard let prediction = inputMethod.startAnswered() else { return [] }
+        inputMethod.launched(now: now, prediction: prediction)
+        return restartEngineIfPredictionChanged()
+    }
+
+    /// The helper did not start the engine: its error, or no answer within
+    /// the link's bound (`description` says which). The same as a launch
+    /// that failed when Carrel waited for it: relaunched after a back-off,
+    /// or given up with the held keys going to their window plain.
+    public mutating func inputMethodStartFailed(_ description: String, now: Instant) -> [DeskEffect] {
+        guard inputMethod.startAnswered() != nil else { return [] }
+        return inputMethodExited(description, now: now)
+    }
+
     /// After restrictions came or went: an engine running with the other
     /// prediction setting is restarted with the one that holds now (fcitx5
-    /// reads it only at start).
+    /// reads it only at start). One the helper is still starting is checked
+    /// when the answer comes (`inputMethodStarted`).
     mutating func restartEngineIfPredictionChanged() -> [DeskEffect] {
-        guard let running = inputMethod.launchedWithPrediction, running != enginePredictionAllowed else { return [] }
+        guard inputMethod.startingWithPrediction == nil, let running = inputMethod.launchedWithPrediction, running != enginePredictionAllowed else { return [] }
         inputMethod.restarting()
         return [.log(SessionLogEntry(.notice, "input method: restarting the engine with its own prediction \(enginePredictionAllowed ? "on" : "off")")),
                 .restartInputMethod]

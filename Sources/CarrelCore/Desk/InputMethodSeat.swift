@@ -28,6 +28,10 @@ public struct InputMethodSeat: Sendable, Equatable {
     public internal(set) var awaitingEngine = false
     /// Relaunching was given up; a disconnect then means nobody comes back.
     private var givenUp = false
+    /// The prediction setting an engine the privileged helper is still
+    /// starting was asked with (nil: no start in flight). Carrel does not
+    /// wait for the helper's answer; until it comes the engine is on its way.
+    public private(set) var startingWithPrediction: Bool?
     /// Keys held while the engine is away.
     public internal(set) var heldKeys = KeysAwaitingEngine()
     /// Keys sent to the engine it has not answered yet.
@@ -68,6 +72,21 @@ public struct InputMethodSeat: Sendable, Equatable {
         launchedWithPrediction = prediction
         givenUp = false
         awaitingEngine = true
+    }
+
+    /// Carrel asked the privileged helper to start the engine with
+    /// `prediction`: it is on its way, as when launched.
+    public mutating func starting(prediction: Bool) {
+        startingWithPrediction = prediction
+        awaitingEngine = true
+    }
+
+    /// The helper answered the start: the setting it was asked with, or nil
+    /// when no start was in flight (an answer that is not ours). The start
+    /// is no longer in flight either way.
+    public mutating func startAnswered() -> Bool? {
+        defer { startingWithPrediction = nil }
+        return startingWithPrediction
     }
 
     /// Carrel is replacing the engine (its prediction setting changed).
