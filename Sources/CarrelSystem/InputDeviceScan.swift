@@ -46,7 +46,7 @@ public enum InputDeviceScan {
             if errno == ENOENT || errno == ESRCH { return .success([]) }
             let why = SystemError.current
             if errno == EACCES || errno == EPERM {
-                return .failure(ScanFailure("\(path) cannot be read (\(why)): only root sees every process's open files"))
+                return .failure(ScanFailure("\(path) cannot be read (\(why)): reading every process's open files needs root with CAP_SYS_PTRACE"))
             }
             return .failure(ScanFailure("\(path) cannot be read: \(why)"))
         }
@@ -54,19 +54,29 @@ public enum InputDeviceScan {
         var devices: [String] = []
         while let entry = readdir(directory) {
             let name = entryName(entry)
-            guard Int32(name) != nil, let target = link("\(path)/\(name)"), isInputDevice(target) else { continue }
-            if !devices.contains(target) { devices.append(target) }
+            guard Int32(name) != nil else { continue }
+            // The directory lists for root by its mode, but each link is
+            // read only past ptrace's check: a process holding capabilities
+            // the reader lacks hides its descriptors (EACCES). Only a
+            // descriptor closed meanwhile is not there to see.
+            guard let target = link("\(path)/\(name)") else {
+                if errno == ENOENT { continue }
+                let why = SystemError.current
+                return .failure(ScanFailure("\(path)/\(name) cannot be read (\(why)): reading every process's open files needs root with CAP_SYS_PTRACE"))
+            }
+            if isInputDevice(target) && !devices.contains(target) { devices.append(target) }
         }
         return .success(devices)
     }
 
-    /// Whether a descriptor's target is an input device: a character device
-    /// of the input major. Only paths in /dev are examined (a stat elsewhere
-    /// could wait on a network or FUSE file system). A device node deleted
-    /// under /dev/input while held open still counts: that is hiding.
+    /// Whether a descriptor's target is an input device: anything under
+    /// /dev/input (only root makes nodes there; one deleted or not visible
+    /// to the reader while held open still counts), else a character device
+    /// of the input major elsewhere in /dev. Only paths in /dev are examined
+    /// (a stat elsewhere could wait on a network or FUSE file system).
     static func isInputDevice(_ target: String) -> Bool {
+        if target.hasPrefix("/dev/input/") { return true }
         guard target.hasPrefix("/dev/") else { return false }
-        if target.hasPrefix("/dev/input/") && target.hasSuffix(" (deleted)") { return true }
         var info = stat()
         guard stat(target, &info) == 0, info.st_mode & S_IFMT == S_IFCHR else { return false }
         return major(UInt64(info.st_rdev)) == inputMajor

@@ -23,8 +23,10 @@ def test_a_process_reading_the_keyboard_fails_the_begin_until_it_stops(helper_se
         "for d in /sys/class/input/event*; do "
         f"if [ \"$(cat $d/device/name)\" = '{KEYBOARD}' ]; then echo /dev/input/${{d##*/}}; fi; done").strip()
     assert re.fullmatch(r"/dev/input/event\d+", device), f"no evdev device for the {KEYBOARD}: {device!r}"
-    # Root reads it, as a keylogger would, in the background of the serial shell.
-    pid = int(helper_seat.sh(f"setsid cat {device} >/dev/null 2>&1 </dev/null & echo $!").strip())
+    # Root reads it, as a keylogger would, in the background (a subshell: no
+    # job control to print "[1] PID", and cat is the pid it prints).
+    pid = int(helper_seat.sh(f"(cat {device} >/dev/null 2>&1 </dev/null & echo $!)").strip())
+    assert helper_seat.sh(f"cat /proc/{pid}/comm").strip() == "cat"
     try:
         guest.qmp.send_chord(["b"])
         guest.wait_for_screen("error", SCREEN_CHANGE_S, "begin-while-read")
