@@ -59,8 +59,10 @@ extension Server {
 
     /// Checks the policy's preconditions for a session about to begin:
     /// nil when met (the notes are logged), else every unmet one.
-    func unmetPreconditions(for session: SessionID) -> String? {
-        let observation = environment.observe(auditLogProblem: audit.problem, privilegedHelperProblem: privilegedHelper?.problem)
+    /// `inputHolders`: who holds the input devices, read just before.
+    func unmetPreconditions(for session: SessionID, inputHolders: EnvironmentProbe.InputHolderReading) -> String? {
+        let observation = environment.observe(auditLogProblem: audit.problem, privilegedHelperProblem: privilegedHelper?.problem,
+                                              inputHolders: inputHolders)
         let report = Preconditions.evaluate(observation, policy: policy.preconditions)
         for note in report.notes { logger.info("preconditions for \(session): \(note)") }
         if report.isMet {

@@ -19,7 +19,10 @@ struct EnvironmentProbe {
     }
 
     /// What the machine looks like now.
-    func observe(auditLogProblem: String?, privilegedHelperProblem: String? = nil) -> EnvironmentObservation {
+    /// `inputHolders`: who holds the input devices, read by `inputDeviceHolders()`
+    /// or through the privileged helper.
+    func observe(auditLogProblem: String?, privilegedHelperProblem: String? = nil,
+                 inputHolders: InputHolderReading) -> EnvironmentObservation {
         let unix = BoundedFile.text("/proc/net/unix", limit: 16 << 20)
         var observation = EnvironmentObservation(
             nestedIn: nestedIn,
@@ -30,6 +33,10 @@ struct EnvironmentProbe {
         observation.privilegedHelperProblem = privilegedHelperProblem
         observation.kernelEscapes = Self.kernelEscapes()
         (observation.virtualInputDevices, observation.virtualInputUnreadable) = Self.virtualInputDevices()
+        observation.inputDeviceHolders = inputHolders.holders
+        observation.inputDeviceHoldersOmitted = inputHolders.omitted
+        observation.inputDeviceHoldersUnreadable = inputHolders.unreadable
+        observation.carrelPID = getpid()
         if unix == nil {
             // Unreadable: an X server cannot be ruled out (fail closed).
             observation.xServerSockets = ["(unknown: /proc/net/unix could not be read)"]
@@ -45,6 +52,39 @@ struct EnvironmentProbe {
     }
 
     // MARK: - Readings
+
+    /// Who holds the seat's input devices open, and whether that could be read.
+    struct InputHolderReading {
+        var holders: [InputDeviceHolder]?
+        var omitted: UInt64 = 0
+        var unreadable: String?
+
+        static func unreadable(_ why: String) -> InputHolderReading { InputHolderReading(holders: nil, unreadable: why) }
+    }
+
+    /// Scans /proc here, as Carrel's own user: complete only as root.
+    static func inputDeviceHolders() -> InputHolderReading {
+        switch InputDeviceScan.holders() {
+        case .success(let found):
+            return InputHolderReading(holders: found.map {
+                InputDeviceHolder(pid: $0.pid, executable: $0.executable, command: $0.command, devices: $0.devices)
+            })
+        case .failure(let failure):
+            return .unreadable(failure.message)
+        }
+    }
+
+    /// What the privileged helper answered to `input_readers`.
+    static func inputDeviceHolders(from answer: Result<PrivilegedReply, ProviderError>) -> InputHolderReading {
+        switch answer {
+        case .success(.holders(let holders, let omitted)):
+            return InputHolderReading(holders: holders, omitted: omitted)
+        case .success:
+            return .unreadable("the privileged helper gave no list of holders")
+        case .failure(let error):
+            return .unreadable("through the privileged helper: \(error.message)")
+        }
+    }
 
     /// wlroots' x11 and wayland backends draw in a window of another display.
     /// wlroots-version-specific (the multi-backend walk): re-check at the port.

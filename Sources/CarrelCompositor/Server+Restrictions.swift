@@ -52,7 +52,20 @@ extension Server {
         switch step {
         case .checkPreconditions:
             // A new session: the machine must meet the preconditions first.
-            if let unmet = unmetPreconditions(for: session) { return .failed(unmet) }
+            if let helper = privilegedHelper {
+                // As Carrel's own user only the helper (root) sees every
+                // process's open devices: asked without waiting, the rest of
+                // the machine is read when its answer is in.
+                helper.sendForReply(.inputReaders) { [weak self] answer in
+                    guard let self else { return }
+                    let unmet = unmetPreconditions(for: session, inputHolders: EnvironmentProbe.inputDeviceHolders(from: answer))
+                    later(unmet.map { .failed($0) } ?? .done)
+                }
+                return nil
+            }
+            if let unmet = unmetPreconditions(for: session, inputHolders: EnvironmentProbe.inputDeviceHolders()) {
+                return .failed(unmet)
+            }
         case .checkRenderer:
             // An allowed magnifier this renderer cannot draw would be allowed
             // with nothing behind it: the session fails instead.

@@ -13,6 +13,7 @@ import FoundationEssentials
 /// {"request":"spawn","role":"input_method","argv":["/usr/bin/fcitx5"],"env":{},"cgroup":"...","files":{".config/fcitx5/profile":"..."}}
 /// {"request":"signal","id":1,"signal":"TERM"}
 /// {"request":"recover"}
+/// {"request":"input_readers"}
 /// ```
 ///
 /// The helper never takes ruleset text: `network_apply` names the cgroups to
@@ -38,6 +39,9 @@ public enum PrivilegedRequest: Sendable, Hashable {
     case signal(id: UInt64, signal: StopSignal)
     /// Undo what a previous helper left applied (the table).
     case recover
+    /// List the processes holding an input device open (/proc/*/fd, which
+    /// only root can read for every process): answered with `holders`.
+    case inputReaders
 
     /// Whose user a spawned program runs as (the helper's command line names them).
     public enum SpawnRole: String, Sendable, Hashable, CaseIterable {
@@ -70,6 +74,7 @@ public enum PrivilegedRequest: Sendable, Hashable {
         case .spawn: return "spawn"
         case .signal: return "signal"
         case .recover: return "recover"
+        case .inputReaders: return "input_readers"
         }
     }
 
@@ -80,7 +85,7 @@ public enum PrivilegedRequest: Sendable, Hashable {
         case .networkApply(let session, let exempt):
             object["session"] = .number(session)
             object["exempt"] = .strings(exempt)
-        case .networkVerify, .networkRevert, .recover:
+        case .networkVerify, .networkRevert, .recover, .inputReaders:
             break
         case .spawn(let role, let argv, let environment, let cgroup, let files):
             object["role"] = .string(role.rawValue)
@@ -131,6 +136,7 @@ public enum PrivilegedRequest: Sendable, Hashable {
         case "network_verify": result = .success(.networkVerify)
         case "network_revert": result = .success(.networkRevert)
         case "recover": result = .success(.recover)
+        case "input_readers": result = .success(.inputReaders)
         case "spawn":
             result = fields.word("role", of: SpawnRole.self).flatMap { role in
                 fields.strings("argv", limit: maximumArguments).flatMap { argv in
@@ -173,7 +179,7 @@ public enum PrivilegedRequest: Sendable, Hashable {
         return result
     }
 
-    static let known = "network_apply, network_verify, network_revert, spawn, signal, recover"
+    static let known = "network_apply, network_verify, network_revert, spawn, signal, recover, input_readers"
 
     /// A word as a message may echo it: short, control characters as "?".
     public static func shown(_ word: String) -> String {

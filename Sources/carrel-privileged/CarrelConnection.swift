@@ -125,6 +125,16 @@ final class CarrelConnection {
             if let home { homes[id] = (home, cgroup) }
             log("started \(role.rawValue) \(PrivilegedRequest.shown(argv[0])) as pid \(pid) (id \(id)) in \(cgroup)")
             return .ok(id: id)
+        case .inputReaders:
+            // Only the holders: whether they are allowed is Carrel's decision.
+            switch InputDeviceScan.holders() {
+            case .success(let found):
+                return .holders(found.map {
+                    InputDeviceHolder(pid: $0.pid, executable: $0.executable, command: $0.command, devices: $0.devices)
+                }, omitted: 0)
+            case .failure(let failure):
+                throw HelperError(failure.message)
+            }
         case .signal(let id, let signal):
             guard let pid = programs[id] else { throw HelperError("no running program \(id) of this connection") }
             guard kill(-pid, signal == .term ? SIGTERM : SIGKILL) == 0 || errno == ESRCH else {

@@ -83,7 +83,7 @@ struct CarrelCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("How often applied restriction providers are verified, in milliseconds (default 1000).", valueName: "ms"))
     var providerVerifyInterval: Int?
 
-    @Option(name: .long, help: ArgumentHelp("Testing only: do not check this precondition (nested, x_server, seat, policy_file, kernel_keys, virtual_input) before a session begins. Repeatable. Never on an exam machine.", valueName: "name"))
+    @Option(name: .long, help: ArgumentHelp("Testing only: do not check this precondition (nested, x_server, seat, policy_file, kernel_keys, virtual_input, input_readers) before a session begins. Repeatable. Never on an exam machine.", valueName: "name"))
     var waivePrecondition: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("Start APP as this user (uid, gid and groups, no capabilities, no_new_privs) through setpriv; Carrel must run as root. For an exam machine: the compositor keeps root's powers, the exam app gets none.", valueName: "user"))

@@ -78,7 +78,7 @@ struct AttestationStatementTests {
             + #""format":"carrel-attestation-1","issued_at_unix_ms":1700000005000,"key_fingerprint":"kf","#
             + #""nonce":"dead0101010101010101010101010101","#
             + #""policy":{"digest":"pd","file":"/etc/p.toml"},"#
-            + #""preconditions":{"checked":["x_server","policy_file","audit_log","virtual_machine","kernel_keys","virtual_input"],"#
+            + #""preconditions":{"checked":["x_server","policy_file","audit_log","virtual_machine","kernel_keys","virtual_input","input_readers"],"#
             + #""virtual_machine":{"detected":true,"refused":false,"signals":["DMI sys_vendor is \"QEMU\""]},"#
             + #""waived":["nested","seat"]},"#
             + #""restrictions":{"media":false,"network":false},"#
@@ -100,8 +100,8 @@ struct AttestationStatementTests {
         #expect(networked.text == expected.replacingOccurrences(of: #""restrictions":{"media":false,"network":false}"#,
                                                                 with: #""restrictions":{"media":false,"network":true}"#))
         #expect(separated.text == expected.replacingOccurrences(
-            of: #""checked":["x_server","policy_file","audit_log","virtual_machine","kernel_keys","virtual_input"]"#,
-            with: #""checked":["x_server","policy_file","audit_log","virtual_machine","privileged_helper","kernel_keys","virtual_input"]"#))
+            of: #""checked":["x_server","policy_file","audit_log","virtual_machine","kernel_keys","virtual_input","input_readers"]"#,
+            with: #""checked":["x_server","policy_file","audit_log","virtual_machine","privileged_helper","kernel_keys","virtual_input","input_readers"]"#))
     }
 
     @Test("the configuration as digested: features and participants sorted, duplicates once, network taken away, the effective limit")

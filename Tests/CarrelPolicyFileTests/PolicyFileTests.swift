@@ -130,7 +130,7 @@ let invalidValues: [Invalid] = [
     Invalid("[providers]\nnetwork_exempt_units = [\"../x.service\"]", "providers.network_exempt_units", line: 2, "e.g. \"ssh.service\""),
     Invalid("[providers]\nnetwork_exempt_units = \"ssh.service\"", "providers.network_exempt_units", line: 2, "array of strings"),
     // [preconditions], [audit]
-    Invalid("[preconditions]\nwaive = [\"audit_log\"]", "preconditions.waive", line: 2, "\"audit_log\" cannot be waived", "nested, x_server, seat, policy_file, kernel_keys, virtual_input"),
+    Invalid("[preconditions]\nwaive = [\"audit_log\"]", "preconditions.waive", line: 2, "\"audit_log\" cannot be waived", "nested, x_server, seat, policy_file, kernel_keys, virtual_input, input_readers"),
     Invalid("[preconditions]\nwaive = [\"nested\", \"vm\"]", "preconditions.waive", line: 2, "\"vm\" cannot be waived"),
     Invalid("[preconditions]\nwaive = \"nested\"", "preconditions.waive", line: 2, "array of strings"),
     Invalid("[preconditions]\nvirtual_machine = \"deny\"", "preconditions.virtual_machine", line: 2, "\"report\"", "\"refuse\"", "got \"deny\""),

@@ -453,12 +453,51 @@ class Carrel:
             self.ready_read_fd = None
 
 
+# The seat managers the input_readers precondition allows, by executable.
+SEAT_MANAGERS = {"/usr/lib/systemd/systemd-logind", "/lib/systemd/systemd-logind", "/usr/bin/seatd", "/usr/sbin/seatd",
+                 "/bin/seatd", "/sbin/seatd", "/usr/local/bin/seatd"}
+
+
+def input_device_holders() -> Optional[dict[int, list[str]]]:
+    """Processes holding an input device (a node under /dev/input, or a
+    character device of major 13 in /dev) open, by pid, read here from
+    /proc as the input_readers precondition documents it; None when not
+    every process's descriptors can be read (not root, or root without a
+    capability some process holds)."""
+    found: dict[int, list[str]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            names = os.listdir(entry / "fd")
+        except FileNotFoundError:
+            continue
+        except PermissionError:
+            return None
+        for name in names:
+            try:
+                target = os.readlink(entry / "fd" / name)
+            except FileNotFoundError:
+                continue
+            except PermissionError:
+                # ptrace's check: a process with capabilities this one lacks (as Carrel says too).
+                return None
+            try:
+                if target.startswith("/dev/input/") or (target.startswith("/dev/") and stat.S_ISCHR(os.stat(target).st_mode)
+                                                         and os.major(os.stat(target).st_rdev) == 13):
+                    found.setdefault(int(entry.name), []).append(target)
+            except OSError:
+                continue
+    return found
+
+
+
 # Preconditions a test machine cannot meet: Carrel runs headless or nested in
 # Xvfb (where an X server listens), there is no logind seat, the policy
 # files tests write belong to the test user, and the machine's own keyboard
-# (SysRq, Ctrl+Alt+Del) and input devices are not an exam seat's. Waived for
-# testing only; the preconditions tests check each of them unwaived.
-TEST_WAIVERS = ("nested", "x_server", "seat", "policy_file", "kernel_keys", "virtual_input")
+# (SysRq, Ctrl+Alt+Del) and input devices are not an exam seat's (and the
+# unprivileged leg cannot see other users' open devices). Waived for testing only; the preconditions tests check each of them unwaived.
+TEST_WAIVERS = ("nested", "x_server", "seat", "policy_file", "kernel_keys", "virtual_input", "input_readers")
 
 
 class CarrelFactory:

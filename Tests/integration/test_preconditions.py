@@ -13,9 +13,15 @@ the CPU report a hypervisor?) are read here independently of Carrel.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import struct
+import subprocess
+import sys
+import time
 from pathlib import Path
+from typing import Iterator, Optional
 
 import pytest
 
@@ -24,7 +30,7 @@ from assessment_protocol import OTHER, PRECONDITIONS_UNMET
 from carrel_clients import World
 from x_display import start_required_xvfb
 
-ALL = ("nested", "x_server", "seat", "policy_file", "kernel_keys", "virtual_input")
+ALL = ("nested", "x_server", "seat", "policy_file", "kernel_keys", "virtual_input", "input_readers")
 SYSTEMD = Path("/run/systemd/system").is_dir()  # sd_booted()'s own test
 
 
@@ -52,11 +58,26 @@ def virtual_input_present() -> bool:
     return root.is_dir() and any(p.name[5:].isdigit() for p in root.glob("input*"))
 
 
+def foreign_input_holders(also_allowed: int = 0) -> Optional[dict[int, list[str]]]:
+    """`input_device_holders` but for the seat managers (and `also_allowed`, Carrel)."""
+    holders = h.input_device_holders()
+    if holders is None:
+        return None
+
+    def allowed(pid: int) -> bool:
+        try:
+            return pid == also_allowed or os.readlink(f"/proc/{pid}/exe").removesuffix(" (deleted)") in h.SEAT_MANAGERS
+        except OSError:
+            return False
+    return {pid: devices for pid, devices in holders.items() if not allowed(pid)}
+
+
 def machine_unmet() -> list[str]:
     """The preconditions this machine itself fails besides the ones every test
     machine fails (nested, x_server, policy_file)."""
     return (([] if SYSTEMD else ["seat"]) + (["kernel_keys"] if kernel_keys_open() else [])
-            + (["virtual_input"] if virtual_input_present() else []))
+            + (["virtual_input"] if virtual_input_present() else [])
+            + ([] if foreign_input_holders() == {} else ["input_readers"]))
 
 
 def hypervisor_flag() -> bool:
@@ -146,7 +167,7 @@ def test_each_precondition_alone_is_listed(unfit, name):
         pytest.skip("this machine runs logind: the seat check can be met here")
     world = unfit(waive=[n for n in ALL if n != name])
     heard = begin_once(world)
-    if name in ("kernel_keys", "virtual_input") and name not in machine_unmet():
+    if name in ("kernel_keys", "virtual_input", "input_readers") and name not in machine_unmet():
         # This machine meets it (read independently above): then it must not fail the begin.
         assert heard == "session s began", heard
         return
@@ -202,12 +223,101 @@ def test_only_the_testing_waivers_exist(name):
     r = h.run_carrel_cli(["--waive-precondition", name, "--print-globals", "app"])
     assert r.returncode != 0, r
     assert f"--waive-precondition {name}: not a precondition that can be waived" in r.stderr, r.stderr
-    assert "nested, x_server, seat, policy_file, kernel_keys, virtual_input" in r.stderr, r.stderr
+    assert "nested, x_server, seat, policy_file, kernel_keys, virtual_input, input_readers" in r.stderr, r.stderr
 
 
 def test_a_policy_file_gone_since_start_cannot_be_vouched_for(unfit, tmp_path):
-    world = unfit(waive=["nested", "x_server", "seat", "kernel_keys", "virtual_input"])
+    world = unfit(waive=["nested", "x_server", "seat", "kernel_keys", "virtual_input", "input_readers"])
     (tmp_path / "policy.toml").unlink()
     heard = begin_once(world)
     assert heard.startswith(f"session s failed {PRECONDITIONS_UNMET} "), heard
     assert "(1): policy_file: " in heard and "policy.toml cannot be examined: No such file or directory" in heard, heard
+
+
+# uinput's ioctls (linux/uinput.h) and the legacy struct uinput_user_dev:
+# name[80], bustype, vendor, product, version, ff_effects_max, abs arrays.
+UI_SET_EVBIT, UI_SET_KEYBIT, UI_DEV_CREATE, UI_DEV_DESTROY = 0x40045564, 0x40045565, 0x5501, 0x5502
+EV_KEY, KEY_A = 1, 30
+UINPUT_NAME = "carrel-test input reader's keyboard"
+
+
+def uinput_keyboard() -> Iterator[str]:
+    """Makes a keyboard with uinput and yields its evdev node (/dev/input/eventN)."""
+    fd = os.open("/dev/uinput", os.O_WRONLY | os.O_NONBLOCK)
+    try:
+        fcntl.ioctl(fd, UI_SET_EVBIT, EV_KEY)
+        fcntl.ioctl(fd, UI_SET_KEYBIT, KEY_A)
+        os.write(fd, struct.pack("80sHHHHi" + "i" * 256, UINPUT_NAME.encode(), 3, 1, 1, 1, 0, *([0] * 256)))
+        fcntl.ioctl(fd, UI_DEV_CREATE)
+        try:
+            def node() -> Optional[str]:
+                for device in Path("/sys/devices/virtual/input").glob("input*"):
+                    if (device / "name").read_text().strip() == UINPUT_NAME:
+                        for event in device.glob("event*"):
+                            if Path("/dev/input", event.name).exists():
+                                return f"/dev/input/{event.name}"
+                return None
+            found = h.wait_until(node, 5)
+            assert found, "uinput made the keyboard but no /dev/input/eventN appeared for it (no devtmpfs or udev?)"
+            yield found
+        finally:
+            fcntl.ioctl(fd, UI_DEV_DESTROY)
+    finally:
+        os.close(fd)
+
+
+@pytest.fixture
+def evdev_device() -> Iterator[str]:
+    """An evdev device to read: the machine's own first one, else a keyboard
+    made with uinput. Neither there: skipped, which fails under CI (the
+    reason is on no allow-list): a seat always has one."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root: only root sees every process's open devices, and opens the machine's")
+    if h.input_device_holders() is None:
+        pytest.skip("root here cannot read every process's open files (a process holds a capability this one "
+                    "lacks), so Carrel can only refuse unread; nothing to name")
+    existing = sorted(Path("/dev/input").glob("event*")) if Path("/dev/input").is_dir() else []
+    if existing:
+        yield str(existing[0])
+    elif Path("/dev/uinput").exists():
+        yield from uinput_keyboard()
+    else:
+        pytest.skip("no evdev device on this machine: neither /dev/input/event* nor /dev/uinput to make one")
+
+
+def test_a_process_reading_an_input_device_fails_the_begin_naming_it_until_it_stops(unfit, procs, logdir, evdev_device):
+    """A keylogger, or a remote-help tool reading the keyboard's evdev device,
+    sees every key past the compositor: while a process besides Carrel and
+    the seat manager holds one open, no session begins, and the refusal
+    names the process and the device; once it is gone, the begin succeeds."""
+    world = unfit(waive=[n for n in ALL if n != "input_readers"])
+    code = ("import os, sys, time; fd = os.open(sys.argv[1], os.O_RDONLY); print('reading', flush=True); "
+            "time.sleep(600)")
+    with open(logdir / "input-reader.stdout", "wb") as out:
+        reader = procs.spawn("input-reader", [sys.executable, "-c", code, evdev_device], env=os.environ, stdout=out,
+                             stderr=subprocess.STDOUT)
+    assert h.wait_until(lambda: b"reading" in (logdir / "input-reader.stdout").read_bytes(), 10), \
+        (logdir / "input-reader.stdout").read_text(errors="replace")
+    app = world.client("exam")
+    app.bind(version=2)
+    app.map()
+    app.begin("s1")
+    heard = app.expect(r"session s1 (began|failed (\d+) (.*))").group(0)
+    assert heard.startswith(f"session s1 failed {PRECONDITIONS_UNMET} "), heard
+    assert "preconditions (1): input_readers: " in heard, heard
+    assert f"pid {reader.pid} (python" in heard and f"has {evdev_device}" in heard, heard
+    assert "every key the student types" in heard, heard
+    pre = [r for r in audit_records(world.carrel) if r["event"] == "preconditions"]
+    assert pre and pre[-1]["reason"] == "unmet" and f"pid {reader.pid} " in pre[-1]["detail"], pre
+    # The reader stops: the next begin, in the same Carrel, is no longer refused for it.
+    reader.kill()
+    reader.wait(timeout=10)
+    others = foreign_input_holders(also_allowed=world.carrel.proc.pid)
+    app.begin("s2")
+    heard = app.expect(r"session s2 (began|failed (\d+) (.*))").group(0)
+    if others:
+        # This machine has readers of its own (read independently above): then only ours must be gone.
+        assert f"pid {reader.pid} " not in heard and "input_readers: " in heard, (heard, others)
+    else:
+        assert heard == "session s2 began", heard
+    world.alive()

@@ -85,7 +85,8 @@ class Soak:
              # A test machine: headless, no logind seat (see docs/PRECONDITIONS.md).
              "--waive-precondition", "nested", "--waive-precondition", "x_server",
              "--waive-precondition", "seat", "--waive-precondition", "kernel_keys",
-             "--waive-precondition", "virtual_input", "--", "sh", "-c",
+             "--waive-precondition", "virtual_input", "--waive-precondition", "input_readers",
+             "--", "sh", "-c",
              'printf "%s\\n" "$WAYLAND_DISPLAY" > "$0.tmp" && mv "$0.tmp" "$0" && exec sleep 1000000',
              str(record)], env=env, pass_fds=(w,), stdout=self.carrel_log, stderr=self.carrel_log,
             start_new_session=True)

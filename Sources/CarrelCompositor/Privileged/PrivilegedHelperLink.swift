@@ -28,13 +28,13 @@ final class PrivilegedHelperLink {
     private var awaiting: [Awaiting] = []
     /// Answers (or failures) of `send`'s requests read while `request` or
     /// `awaitExit` waited, handed on from the loop like events.
-    private var pendingAnswers: [(Awaiting, Result<UInt64?, ProviderError>)] = []
+    private var pendingAnswers: [(Awaiting, Result<PrivilegedReply, ProviderError>)] = []
     private var answerTimer: EventLoopTimer?
 
     private struct Awaiting {
         let name: String
         let deadline: Double
-        let done: (Result<UInt64?, ProviderError>) -> Void
+        let done: (Result<PrivilegedReply, ProviderError>) -> Void
     }
     /// Why it is not connected (nil while it is).
     private(set) var problem: String? = "not connected yet"
@@ -124,6 +124,18 @@ final class PrivilegedHelperLink {
     /// `passing`: a descriptor sent with it (the caller's copy stays the caller's).
     func send(_ request: PrivilegedRequest, passing descriptor: Int32 = -1,
               done: @escaping (Result<UInt64?, ProviderError>) -> Void) {
+        sendForReply(request, passing: descriptor) { answer in
+            done(answer.map { reply in
+                if case .ok(let id) = reply { return id }
+                return nil
+            })
+        }
+    }
+
+    /// `send`, handing on the whole answer: what `input_readers` needs (its
+    /// `holders`).
+    func sendForReply(_ request: PrivilegedRequest, passing descriptor: Int32 = -1,
+                      done: @escaping (Result<PrivilegedReply, ProviderError>) -> Void) {
         let waiting = Awaiting(name: request.name, deadline: monotonicSeconds() + Self.answerTimeout, done: done)
         guard fd >= 0 else {
             pendingAnswers.append((waiting, .failure(ProviderError(problem ?? "the privileged helper is not connected"))))
@@ -155,7 +167,7 @@ final class PrivilegedHelperLink {
         guard !awaiting.isEmpty else { return false }
         let waiting = awaiting.removeFirst()
         switch reply {
-        case .ok(let id): pendingAnswers.append((waiting, .success(id)))
+        case .ok, .holders: pendingAnswers.append((waiting, .success(reply)))
         case .error(let message): pendingAnswers.append((waiting, .failure(ProviderError(message))))
         case .exited: return false
         }
@@ -202,6 +214,7 @@ final class PrivilegedHelperLink {
                 if !buffer.isEmpty { dispatchTimer?.arm(after: .milliseconds(1)) }
                 switch reply {
                 case .ok(let id): return id
+                case .holders: return nil
                 case .error(let message): throw ProviderError(message)
                 case .exited: continue
                 }

@@ -27,13 +27,17 @@ public enum Precondition: String, Sendable, CaseIterable, Hashable, Comparable {
     case kernelKeys = "kernel_keys"
     /// No input device a program made (uinput) exists: nobody types for the student.
     case virtualInput = "virtual_input"
+    /// No process besides Carrel and the seat manager holds an input device
+    /// open: nobody reads the student's keys past the compositor (`InputReaders`).
+    case inputReaders = "input_readers"
 
     public static func < (a: Self, b: Self) -> Bool {
         allCases.firstIndex(of: a)! < allCases.firstIndex(of: b)!
     }
 
     /// The ones a policy may waive, for testing and demonstrations only.
-    public static let waivable: [Precondition] = [.nested, .xServer, .seat, .policyFile, .kernelKeys, .virtualInput]
+    public static let waivable: [Precondition] = [.nested, .xServer, .seat, .policyFile, .kernelKeys, .virtualInput,
+                                                      .inputReaders]
 }
 
 /// `[preconditions]` in the policy.
@@ -73,6 +77,14 @@ public struct EnvironmentObservation: Sendable, Equatable {
     public var virtualInputDevices: [String]? = []
     /// Why the input devices could not be listed, when they could not.
     public var virtualInputUnreadable: String?
+    /// The processes holding input devices open; nil: not all could be
+    /// examined (fails closed), `inputDeviceHoldersUnreadable` says why.
+    public var inputDeviceHolders: [InputDeviceHolder]? = []
+    /// Holders found beyond the ones listed (the privileged helper's answer is bounded).
+    public var inputDeviceHoldersOmitted: UInt64 = 0
+    public var inputDeviceHoldersUnreadable: String?
+    /// Carrel's own pid, which holds the devices the seat manager gave it.
+    public var carrelPID: Int32 = 0
 
     public init(nestedIn: [String] = [], xServerSockets: [String] = [], seat: SeatObservation = .sessions(seat: "seat0", others: []),
                 policyFile: FileOwnership? = nil, policyDirectory: FileOwnership? = nil, auditLogProblem: String? = nil,
@@ -252,6 +264,10 @@ public enum Preconditions {
         }
         check(.virtualInput, VirtualInput.problem(devices: observation.virtualInputDevices,
                                                   unreadable: observation.virtualInputUnreadable))
+        check(.inputReaders, InputReaders.problem(holders: observation.inputDeviceHolders,
+                                                  omitted: observation.inputDeviceHoldersOmitted,
+                                                  unreadable: observation.inputDeviceHoldersUnreadable,
+                                                  carrelPID: observation.carrelPID))
         let vm = observation.virtualMachine
         if policy.refuseVirtualMachine && !vm.signals.isEmpty {
             unmet.append(UnmetPrecondition(.virtualMachine, vm.summary + "; the policy refuses virtual machines"))
