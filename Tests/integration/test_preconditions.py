@@ -13,15 +13,10 @@ the CPU report a hypervisor?) are read here independently of Carrel.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
-import struct
-import subprocess
-import sys
-import time
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Optional
 
 import pytest
 
@@ -234,90 +229,10 @@ def test_a_policy_file_gone_since_start_cannot_be_vouched_for(unfit, tmp_path):
     assert "(1): policy_file: " in heard and "policy.toml cannot be examined: No such file or directory" in heard, heard
 
 
-# uinput's ioctls (linux/uinput.h) and the legacy struct uinput_user_dev:
-# name[80], bustype, vendor, product, version, ff_effects_max, abs arrays.
-UI_SET_EVBIT, UI_SET_KEYBIT, UI_DEV_CREATE, UI_DEV_DESTROY = 0x40045564, 0x40045565, 0x5501, 0x5502
-EV_KEY, KEY_A = 1, 30
-UINPUT_NAME = "carrel-test input reader's keyboard"
-
-
-def uinput_keyboard() -> Iterator[str]:
-    """Makes a keyboard with uinput and yields its evdev node (/dev/input/eventN)."""
-    fd = os.open("/dev/uinput", os.O_WRONLY | os.O_NONBLOCK)
-    try:
-        fcntl.ioctl(fd, UI_SET_EVBIT, EV_KEY)
-        fcntl.ioctl(fd, UI_SET_KEYBIT, KEY_A)
-        os.write(fd, struct.pack("80sHHHHi" + "i" * 256, UINPUT_NAME.encode(), 3, 1, 1, 1, 0, *([0] * 256)))
-        fcntl.ioctl(fd, UI_DEV_CREATE)
-        try:
-            def node() -> Optional[str]:
-                for device in Path("/sys/devices/virtual/input").glob("input*"):
-                    if (device / "name").read_text().strip() == UINPUT_NAME:
-                        for event in device.glob("event*"):
-                            if Path("/dev/input", event.name).exists():
-                                return f"/dev/input/{event.name}"
-                return None
-            found = h.wait_until(node, 5)
-            assert found, "uinput made the keyboard but no /dev/input/eventN appeared for it (no devtmpfs or udev?)"
-            yield found
-        finally:
-            fcntl.ioctl(fd, UI_DEV_DESTROY)
-    finally:
-        os.close(fd)
-
-
-@pytest.fixture
-def evdev_device() -> Iterator[str]:
-    """An evdev device to read: the machine's own first one, else a keyboard
-    made with uinput. Neither there: skipped, which fails under CI (the
-    reason is on no allow-list): a seat always has one."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root: only root sees every process's open devices, and opens the machine's")
-    if h.input_device_holders() is None:
-        pytest.skip("root here cannot read every process's open files (a process holds a capability this one "
-                    "lacks), so Carrel can only refuse unread; nothing to name")
-    existing = sorted(Path("/dev/input").glob("event*")) if Path("/dev/input").is_dir() else []
-    if existing:
-        yield str(existing[0])
-    elif Path("/dev/uinput").exists():
-        yield from uinput_keyboard()
-    else:
-        pytest.skip("no evdev device on this machine: neither /dev/input/event* nor /dev/uinput to make one")
-
-
-def test_a_process_reading_an_input_device_fails_the_begin_naming_it_until_it_stops(unfit, procs, logdir, evdev_device):
-    """A keylogger, or a remote-help tool reading the keyboard's evdev device,
-    sees every key past the compositor: while a process besides Carrel and
-    the seat manager holds one open, no session begins, and the refusal
-    names the process and the device; once it is gone, the begin succeeds."""
-    world = unfit(waive=[n for n in ALL if n != "input_readers"])
-    code = ("import os, sys, time; fd = os.open(sys.argv[1], os.O_RDONLY); print('reading', flush=True); "
-            "time.sleep(600)")
-    with open(logdir / "input-reader.stdout", "wb") as out:
-        reader = procs.spawn("input-reader", [sys.executable, "-c", code, evdev_device], env=os.environ, stdout=out,
-                             stderr=subprocess.STDOUT)
-    assert h.wait_until(lambda: b"reading" in (logdir / "input-reader.stdout").read_bytes(), 10), \
-        (logdir / "input-reader.stdout").read_text(errors="replace")
-    app = world.client("exam")
-    app.bind(version=2)
-    app.map()
-    app.begin("s1")
-    heard = app.expect(r"session s1 (began|failed (\d+) (.*))").group(0)
-    assert heard.startswith(f"session s1 failed {PRECONDITIONS_UNMET} "), heard
-    assert "preconditions (1): input_readers: " in heard, heard
-    assert f"pid {reader.pid} (python" in heard and f"has {evdev_device}" in heard, heard
-    assert "every key the student types" in heard, heard
-    pre = [r for r in audit_records(world.carrel) if r["event"] == "preconditions"]
-    assert pre and pre[-1]["reason"] == "unmet" and f"pid {reader.pid} " in pre[-1]["detail"], pre
-    # The reader stops: the next begin, in the same Carrel, is no longer refused for it.
-    reader.kill()
-    reader.wait(timeout=10)
-    others = foreign_input_holders(also_allowed=world.carrel.proc.pid)
-    app.begin("s2")
-    heard = app.expect(r"session s2 (began|failed (\d+) (.*))").group(0)
-    if others:
-        # This machine has readers of its own (read independently above): then only ours must be gone.
-        assert f"pid {reader.pid} " not in heard and "input_readers: " in heard, (heard, others)
-    else:
-        assert heard == "session s2 began", heard
-    world.alive()
+# A process reading the seat's input devices (input_readers) is proven on the
+# seat booted under QEMU (Tests/seat/test_3c_helper_input_reader.py: a root
+# `cat` on the guest's keyboard fails the demo's begin, named, until it
+# stops), not here: a CI machine has no evdev device nor /dev/uinput to make
+# one, and in a container its pid 1 holds capabilities the suite's root lacks,
+# so its descriptors cannot be read (the check then fails closed, which the
+# unit tests cover with the rest of the decision).
