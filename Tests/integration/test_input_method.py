@@ -391,7 +391,7 @@ def test_key_held_through_the_engine_repeats_in_the_app(carrel, procs, logdir, l
     display = start_xvfb(procs, logdir, logs)
     policy = tmp_path / "policy.toml"
     policy.write_text('[input_method]\ncommand = ["/bin/sh", "-c", '
-                      f'"WAYLAND_DEBUG=1 exec /usr/bin/fcitx5 \\"$@\\" 2> {trace}", "sh"]\n'
+                      f'"WAYLAND_DEBUG=1 exec /usr/bin/fcitx5 \\"$@\\" 2>> {trace}", "sh"]\n'
                       'engines = ["hangul"]\n\n'
                       f'[control]\nsocket = "{tmp_path}/control.sock"\n')
     config = tmp_path / "exam.toml"
@@ -402,6 +402,8 @@ def test_key_held_through_the_engine_repeats_in_the_app(carrel, procs, logdir, l
                      env={"DISPLAY": display, "LANG": "C.UTF-8"})
     assert h.wait_until(lambda: "session began (on behalf of foot)" in stderr(c), 15), c.evidence()
     assert h.wait_until(typed.exists, 10), f"foot never opened its file\n{c.evidence()}"
+    # The begin restarts the engine (prediction off); the trace is of that one.
+    assert h.wait_until(lambda: "prediction off" in stderr(c), 15), f"the engine was never restarted\n{c.evidence()}"
     engine_ready(c)
     start = trace.stat().st_size
     xdo(display, "mousemove", "400", "300")
@@ -411,9 +413,10 @@ def test_key_held_through_the_engine_repeats_in_the_app(carrel, procs, logdir, l
     type_keys(display, keys=["Return"])
     text = wait_content(typed, lambda t: t.endswith("\n"), timeout=10)
     wire = trace.read_bytes()[start:].decode(errors="replace")
-    # Evdev code 2 is the digit 1; the last argument is the key's state.
-    to_engine = re.findall(r"zwp_input_method_keyboard_grab_v2@\d+\.key\(\d+, \d+, 2, (\d)\)", wire)
-    passed_on = re.findall(r"zwp_virtual_keyboard_v1@\d+\.key\(\d+, 2, (\d)\)", wire)
+    # Evdev code 2 is the digit 1; the last argument is the key's state
+    # (libwayland 1.23+, the newer wlroots' stack, writes `interface#id`).
+    to_engine = re.findall(r"zwp_input_method_keyboard_grab_v2[@#]\d+\.key\(\d+, \d+, 2, (\d)\)", wire)
+    passed_on = re.findall(r"zwp_virtual_keyboard_v1[@#]\d+\.key\(\d+, 2, (\d)\)", wire)
     print(f"a digit held 1.6 s: to the engine {to_engine}, passed on {passed_on}, reached foot {len(text) - 1} times")
     assert to_engine == ["1", "0"], f"the grab did not get one press and one release: {to_engine}\n{c.evidence()}"
     assert passed_on == ["1", "0"], \
