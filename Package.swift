@@ -161,7 +161,8 @@ let package = Package(
             dependencies: ["CarrelProtocolCode", "CWlrootsLib", "CWaylandServerLib", "CXkbcommonLib", "CPixmanLib", "CSystemdLib"],
             path: "CModules/CarrelShim",
             sources: ["bridge.c", "memory_buffer.c", "wlroots_guards.c", "shm_pool_accounting.c", "audit_watch.c",
-                      "xdg_initial_configure.c", "popup_grab.c", "process.c", "output_magnifier.c", "scene_frame.c", "scene_clip.c", "text.c"],
+                      "xdg_initial_configure.c", "popup_grab.c", "process.c", "output_magnifier.c", "scene_frame.c", "scene_clip.c", "text.c",
+                      "input_method_grab.c"],
             publicHeadersPath: "include",
             cSettings: wlrootsCSettings
         ),

@@ -257,12 +257,12 @@ def generate_input_method_bindings(outdir):
     return outdir
 
 
-def start_hostile_engine(carrel, procs, logdir, logs, tmp_path, hostile_dir, allow):
+def start_hostile_engine(carrel, procs, logdir, logs, tmp_path, hostile_dir, allow, engine="hostile_input_method.py"):
     """Carrel nested in Xvfb with foot (its shell copies what it receives to
-    a file) under `--assessment` allowing `allow`, and the hostile input
-    method (`hostile_input_method.py`, which writes what it did to a report)
-    as the policy's engine. Returns carrel, the report, the file and the
-    X display once the session has begun."""
+    a file) under `--assessment` allowing `allow`, and a scripted input
+    method (`engine`, by default the hostile `hostile_input_method.py`, which
+    writes what it did to a report) as the policy's engine. Returns carrel,
+    the report, the file and the X display once the session has begun."""
     import sys
     generated = generate_input_method_bindings(hostile_dir / "gen")
     report = hostile_dir / "hostile-report"
@@ -270,7 +270,7 @@ def start_hostile_engine(carrel, procs, logdir, logs, tmp_path, hostile_dir, all
     os.chmod(report, 0o666)
     display = start_xvfb(procs, logdir, logs)
     policy = tmp_path / "policy.toml"
-    script = h.REPO / "Tests" / "integration" / "hostile_input_method.py"
+    script = h.REPO / "Tests" / "integration" / engine
     policy.write_text(f'[input_method]\ncommand = ["{sys.executable}", "{script}", "{generated}", "{report}"]\n\n'
                       f'[control]\nsocket = "{tmp_path}/control.sock"\n')
     config = tmp_path / "exam.toml"
@@ -319,6 +319,110 @@ def test_hostile_input_method_is_bounded_when_allowed(carrel, procs, logdir, log
     assert "HOSTILE" in text, f"the allowed engine's commits never arrived: {text[:200]!r}\n{c.evidence()}"
     for piece in text.split("HOSTILE")[1:]:
         assert len(("HOSTILE" + piece).encode()) <= 4000 + 1, "a commit longer than 4000 bytes was relayed"
+    assert c.alive(), c.evidence()
+
+
+def grabs_told_no_repeat(lines):
+    """For each keyboard grab in a `repeat_info_input_method.py` report (a
+    `grab N` line starts one; a relaunched engine starts again at 1), the
+    repeat info it was told last, and whether every key it received came
+    after a rate of 0. Returns [(grab, last "RATE DELAY" or None, keys
+    received, keys received while the last rate was not 0)]."""
+    grabs = []
+    for line in lines:
+        words = line.split()
+        if words[0] == "grab":
+            grabs.append([words[1], None, 0, 0])
+        elif words[0] == "repeat" and grabs:
+            grabs[-1][1] = f"{words[2]} {words[3]}"
+        elif words[0] == "key" and grabs:
+            grabs[-1][2] += 1
+            if grabs[-1][1] is None or grabs[-1][1].split()[0] != "0":
+                grabs[-1][3] += 1
+    return [tuple(g) for g in grabs]
+
+
+def test_engine_keyboard_grab_is_told_keys_do_not_repeat(carrel, procs, logdir, logs, tmp_path, hostile_dir):
+    """The engine's keyboard grab is told `repeat_info(0, 0)`: no key repeat
+    (an engine repeating keys itself, as fcitx5 does, types a key again when
+    a loaded machine has it read the release late). wlroots sends the
+    keyboard's own rate and delay (25, 600) when a grab is given the
+    keyboard; carrel's rate 0 follows before any key. So for the first grab,
+    a second grab after the first is released, keys sent to it, and the
+    grabs of an engine relaunched after a kill -9: the last repeat info each
+    was told is 0 0, and every key came after it."""
+    c, report, typed, display = start_hostile_engine(carrel, procs, logdir, logs, tmp_path, hostile_dir,
+                                                     allow='["input_method"]',
+                                                     engine="repeat_info_input_method.py")
+    lines = lambda: report.read_text().splitlines()  # noqa: E731
+    assert h.wait_until(lambda: "settled 2" in lines(), 20), \
+        f"the engine never settled its second grab: {lines()}\n{c.evidence()}"
+    # Keys while the second grab holds the keyboard (the engine does not
+    # answer them; carrel passes them on to foot in time).
+    type_keys(display, "ab")
+    assert h.wait_until(lambda: sum(1 for line in lines() if line.startswith("key ")) >= 4, 10), \
+        f"the grab received no keys: {lines()}\n{c.evidence()}"
+    first = engine_pid(c)
+    os.kill(first, signal.SIGKILL)
+    assert h.wait_until(lambda: lines().count("settled 2") >= 2, 30), \
+        f"the relaunched engine never settled its second grab: {lines()}\n{c.evidence()}"
+    grabs = grabs_told_no_repeat(lines())
+    print(f"grabs (number, last repeat info, keys, keys before rate 0): {grabs}; report: {lines()}")
+    assert len(grabs) >= 4, f"expected four grabs over two engines: {lines()}"
+    for number, last, keys, early in grabs:
+        assert last == "0 0", f"grab {number} was last told repeat info {last!r}, not 0 0: {lines()}"
+        assert early == 0, f"grab {number} received {early} keys before it was told rate 0: {lines()}"
+    assert any(keys for _, _, keys, _ in grabs), f"no grab received a key: {lines()}"
+    assert c.alive(), c.evidence()
+
+
+def test_key_held_through_the_engine_repeats_in_the_app(carrel, procs, logdir, logs, tmp_path, hostile_dir):
+    """With the engine's grab told no key repeat, a key held while the
+    engine composes is pressed in the engine once: fcitx5 (its protocol
+    trace) passes a digit it does not compose under hangul on with one
+    press and one release on its virtual keyboard, where, told carrel's
+    keyboard's rate, it sent a press and release of its own 25 times a
+    second after 600 ms. The app repeats the key from its own wl_keyboard's
+    repeat info (rate 25, delay 600): held 1.6 s, foot gets the digit many
+    times, and nothing else."""
+    trace = hostile_dir / "fcitx5-trace"
+    trace.write_text("")
+    os.chmod(trace, 0o666)  # the engine runs as nobody when carrel runs as root
+    display = start_xvfb(procs, logdir, logs)
+    policy = tmp_path / "policy.toml"
+    policy.write_text('[input_method]\ncommand = ["/bin/sh", "-c", '
+                      f'"WAYLAND_DEBUG=1 exec /usr/bin/fcitx5 \\"$@\\" 2>> {trace}", "sh"]\n'
+                      'engines = ["hangul"]\n\n'
+                      f'[control]\nsocket = "{tmp_path}/control.sock"\n')
+    config = tmp_path / "exam.toml"
+    config.write_text('allow = ["input_method"]\n')
+    typed = tmp_path / "typed.txt"
+    c = carrel.start(app=["foot", "sh", "-c", 'exec cat > "$0"', str(typed)],
+                     args=["--policy", str(policy), f"--assessment={config}"], backend="x11",
+                     env={"DISPLAY": display, "LANG": "C.UTF-8"})
+    assert h.wait_until(lambda: "session began (on behalf of foot)" in stderr(c), 15), c.evidence()
+    assert h.wait_until(typed.exists, 10), f"foot never opened its file\n{c.evidence()}"
+    # The begin restarts the engine (prediction off); the trace is of that one.
+    assert h.wait_until(lambda: "prediction off" in stderr(c), 15), f"the engine was never restarted\n{c.evidence()}"
+    engine_ready(c)
+    start = trace.stat().st_size
+    xdo(display, "mousemove", "400", "300")
+    xdo(display, "keydown", "1")
+    time.sleep(1.6)
+    xdo(display, "keyup", "1")
+    type_keys(display, keys=["Return"])
+    text = wait_content(typed, lambda t: t.endswith("\n"), timeout=10)
+    wire = trace.read_bytes()[start:].decode(errors="replace")
+    # Evdev code 2 is the digit 1; the last argument is the key's state
+    # (libwayland 1.23+, the newer wlroots' stack, writes `interface#id`).
+    to_engine = re.findall(r"zwp_input_method_keyboard_grab_v2[@#]\d+\.key\(\d+, \d+, 2, (\d)\)", wire)
+    passed_on = re.findall(r"zwp_virtual_keyboard_v1[@#]\d+\.key\(\d+, 2, (\d)\)", wire)
+    print(f"a digit held 1.6 s: to the engine {to_engine}, passed on {passed_on}, reached foot {len(text) - 1} times")
+    assert to_engine == ["1", "0"], f"the grab did not get one press and one release: {to_engine}\n{c.evidence()}"
+    assert passed_on == ["1", "0"], \
+        f"fcitx5 passed the held digit on as {len(passed_on) // 2} presses (its own repeat): {passed_on}\n{c.evidence()}"
+    assert text.endswith("\n") and set(text[:-1]) == {"1"}, f"foot received {text!r}\n{c.evidence()}"
+    assert len(text) - 1 >= 4, f"the held digit was not repeated by the app: {text!r}\n{c.evidence()}"
     assert c.alive(), c.evidence()
 
 

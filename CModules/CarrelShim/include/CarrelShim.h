@@ -17,5 +17,6 @@
 #include "carrel-shim-scene-frame.h"
 #include "carrel-shim-scene-clip.h"
 #include "carrel-shim-text.h"
+#include "carrel-shim-input-method-grab.h"
 
 #endif

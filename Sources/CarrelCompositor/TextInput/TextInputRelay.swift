@@ -331,7 +331,7 @@ final class TextInputRelay {
         grab = newGrab
         logger.info("input method: the engine grabbed the keyboard")
         if let keyboard = server.input.physicalKeyboard {
-            wlr_input_method_keyboard_grab_v2_set_keyboard(newGrab, keyboard)
+            setKeyboard(keyboard, of: newGrab)
         }
         grabListeners.on(&newGrab.pointee.events.destroy) { [unowned self] _ in
             grabListeners.disconnectAll()
@@ -365,11 +365,22 @@ final class TextInputRelay {
 
     // MARK: - Keys
 
+    /// The one way the engine's grab is given a keyboard: wlroots' set_keyboard,
+    /// then no key repeat for the engine (the shim says why: an engine that
+    /// repeats keys itself types a key again when it reads the release late).
+    /// Keys the engine passes on reach the app as ordinary keys, which the app
+    /// repeats from its own wl_keyboard; only the engine's repeat of a key held
+    /// while it composes is gone.
+    private func setKeyboard(_ keyboard: UnsafeMutablePointer<wlr_keyboard>,
+                             of grab: UnsafeMutablePointer<wlr_input_method_keyboard_grab_v2>) {
+        carrel_input_method_grab_set_keyboard_without_repeat(grab, keyboard)
+    }
+
     /// Core sent this key to the engine's grab.
     func sendKeyToGrab(keyboard: UnsafeMutablePointer<wlr_keyboard>, time: UInt32, keycode: UInt32, state: UInt32) {
         guard let grab else { return }
         logger.debug("input method: a \(state == WL_KEYBOARD_KEY_STATE_PRESSED.rawValue ? "press" : "release") to the engine's grab")
-        wlr_input_method_keyboard_grab_v2_set_keyboard(grab, keyboard)
+        setKeyboard(keyboard, of: grab)
         wlr_input_method_keyboard_grab_v2_send_key(grab, time, keycode, state)
     }
 
@@ -378,7 +389,7 @@ final class TextInputRelay {
     /// are now. False when there is no grab to send them to.
     func sendHeldKeysToGrab(_ strokes: [KeyStroke], keyboard: UnsafeMutablePointer<wlr_keyboard>) -> Bool {
         guard let grab else { return false }
-        wlr_input_method_keyboard_grab_v2_set_keyboard(grab, keyboard)
+        setKeyboard(keyboard, of: grab)
         var sent: KeyStroke.Modifiers?
         for stroke in strokes {
             if stroke.modifiers != sent {
@@ -401,7 +412,7 @@ final class TextInputRelay {
     /// While the engine composes, modifiers go to its grab (it passes them on).
     func modifiersGoToGrab(keyboard: UnsafeMutablePointer<wlr_keyboard>) -> Bool {
         guard let grab, server.decide({ $0.compositionTarget }) != nil else { return false }
-        wlr_input_method_keyboard_grab_v2_set_keyboard(grab, keyboard)
+        setKeyboard(keyboard, of: grab)
         wlr_input_method_keyboard_grab_v2_send_modifiers(grab, &keyboard.pointee.modifiers)
         return true
     }
