@@ -71,10 +71,12 @@ def gone(pid) -> bool:
     except ProcessLookupError:
         return True
     # A zombie not yet reaped still answers kill(0); its state says it ended.
+    # Reaped between the two looks: the open fails (ENOENT) or, once open,
+    # the read does (ESRCH).
     try:
         with open(f"/proc/{pid}/stat") as f:
             return f.read().split(")")[-1].split()[0] == "Z"
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):
         return True
 
 
