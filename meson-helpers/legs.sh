@@ -114,11 +114,9 @@ carrel_leg_skip() {
 
 # carrel_leg_beside NAME -- COMMAND...: starts a leg that runs beside the
 # legs after it, until carrel_leg_join. For a leg that leaves cores idle (the
-# seat's guests wait on screens and serial lines; a suite waits on clients
-# and bounds) beside legs that use them (builds) or leave them too (another
-# suite); never a leg that takes every core (a build) beside an integration
-# suite, whose bounded waits would then measure that load. Its output goes to
-# a log, printed when it is joined.
+# seat's guests wait on screens and serial lines) beside legs that use them
+# (builds); never beside an integration suite, whose bounded waits would then
+# measure this leg's load. Its output goes to a log, printed when it is joined.
 carrel_leg_beside_current=""
 carrel_leg_beside_pid=""
 carrel_leg_beside() {

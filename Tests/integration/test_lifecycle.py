@@ -52,7 +52,10 @@ def test_detached_grandchild_does_not_keep_carrel_alive(carrel, procs, tmp_path)
     stdout/stderr; carrel must still exit when the app (by its pid) exits."""
     pidfile = tmp_path / "grandchild.pid"
     inner = RECORD_PID_THEN + "sleep 300"
-    script = f"setsid sh -c '{inner}' '{pidfile}' & exit 0"
+    # The app exits only once the grandchild runs (wrote its pid): exiting at
+    # once, on a loaded machine Carrel could end the grandchild, an orphan of
+    # what it launched, before it ever ran, and there was nothing to test.
+    script = f"setsid sh -c '{inner}' '{pidfile}' & while [ ! -e '{pidfile}' ]; do sleep 0.05; done; exit 0"
     c = carrel.start(app=["sh", "-c", script], wait_ready=False)
     grandchild = read_pid(pidfile, "the grandchild", c)
     procs.adopt("grandchild", grandchild)
